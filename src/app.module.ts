@@ -1,0 +1,44 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import { ApiValidationPipe } from './common/api-validation.pipe.js';
+import { Clock, SystemClock } from './common/clock.js';
+import { JsonBodyInterceptor } from './common/json-body.interceptor.js';
+import { JsonResponseInterceptor } from './common/json-response.interceptor.js';
+import type { AppConfig } from './config/config.js';
+import { ConfigModule } from './config/config.module.js';
+import { HealthModule } from './health/health.module.js';
+import { PetsModule } from './pets/pets.module.js';
+import { PrismaModule } from './prisma/prisma.module.js';
+
+export interface AppModuleOptions {
+  /** Configuration to use instead of process.env (tests). */
+  config?: AppConfig;
+  /** Clock to use instead of the system clock (tests). */
+  clock?: Clock;
+}
+
+/**
+ * The whole application. Every cross-cutting piece (filter, pipe, interceptors, and the
+ * guards of the auth and rate-limit modules) is an APP_* provider here, so a test that
+ * imports this module runs exactly the production stack.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(options: AppModuleOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      global: true,
+      imports: [ConfigModule.forRoot(options.config), PrismaModule, HealthModule, PetsModule],
+      providers: [
+        { provide: Clock, useValue: options.clock ?? new SystemClock() },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
+        // Interceptors run in this order: the body is parsed first, the result serialised last.
+        { provide: APP_INTERCEPTOR, useClass: JsonResponseInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+      ],
+      exports: [Clock],
+    };
+  }
+}

@@ -1,0 +1,104 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
+import { isDatabaseUnavailable } from './database-errors.js';
+import { allowedMethods } from './route-table.js';
+
+/** Seconds a client should wait before retrying while the database is unreachable. */
+export const DB_RETRY_AFTER_SECONDS = 5;
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'validation_failed',
+  401: 'invalid_api_key',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'idempotency_key_in_flight',
+  410: 'gone',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
+  429: 'rate_limit_exceeded',
+  503: 'service_unavailable',
+};
+
+/**
+ * The one place that writes error responses: every failure, from routing to an unexpected
+ * crash, leaves as the Error body `{code, message, status}` (contract, "Errors"). Framework
+ * messages, stack traces and SQL never reach the client; unexpected errors are logged in full.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const error = this.toApiError(exception, req);
+    if (res.headersSent) {
+      // Too late for an error body: the best we can do is cut the connection.
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+    if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="animal-store"');
+    // Headers describing a successful representation must not leak onto an error.
+    res.removeHeader('Location');
+    const body: ErrorBody = error.toBody();
+    res.status(error.status).type('application/json').send(JSON.stringify(body));
+  }
+
+  private toApiError(exception: unknown, req: Request): ApiError {
+    if (exception instanceof ApiError) return exception;
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(`database unavailable: ${describe(exception)}`);
+      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
+        'Retry-After': String(DB_RETRY_AFTER_SECONDS),
+      });
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status === HttpStatus.NOT_FOUND && isRouterNotFound(exception)) {
+        const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance(), req.path);
+        if (allowed.length > 0) {
+          return new ApiError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, undefined, {
+            Allow: allowed.join(', '),
+          });
+        }
+        return new ApiError(404, 'route_not_found', `No route matches ${req.method} ${req.path}.`);
+      }
+      if (status >= 500) {
+        this.logger.error(`unexpected ${status}: ${describe(exception)}`, (exception as Error).stack);
+        return internal();
+      }
+      const code = CODE_BY_STATUS[status] ?? (status >= 400 && status < 500 ? 'validation_failed' : 'internal_error');
+      return new ApiError(status, code, statusMessage(exception));
+    }
+    this.logger.error(`unhandled error on ${req.method} ${req.path}: ${describe(exception)}`, (exception as Error)?.stack);
+    return internal();
+  }
+}
+
+function internal(): ApiError {
+  return new ApiError(500, 'internal_error', 'An unexpected error occurred.');
+}
+
+function isRouterNotFound(e: HttpException): boolean {
+  return /^Cannot [A-Z]+ /.test(e.message);
+}
+
+/** A short message for framework HttpExceptions that is safe to show. */
+function statusMessage(e: HttpException): string {
+  const response = e.getResponse();
+  if (typeof response === 'object' && response && typeof (response as { message?: unknown }).message === 'string') {
+    return (response as { message: string }).message;
+  }
+  return e.message;
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}

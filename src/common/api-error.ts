@@ -1,0 +1,58 @@
+/** Stable, machine-readable error codes of the Error body (contract, "Errors"). */
+export const ERROR_CODES = [
+  'malformed_json',
+  'validation_failed',
+  'invalid_parameter',
+  'unknown_parameter',
+  'missing_api_key',
+  'invalid_api_key',
+  'not_found',
+  'route_not_found',
+  'method_not_allowed',
+  'unsupported_media_type',
+  'payload_too_large',
+  'idempotency_key_reused',
+  'idempotency_key_in_flight',
+  'rate_limit_exceeded',
+  'api_key_temporarily_banned',
+  'gone',
+  'service_unavailable',
+  'internal_error',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ErrorDetail {
+  field: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  status: number;
+  details?: ErrorDetail[];
+}
+
+/**
+ * The one exception type the service throws on purpose. The global filter turns it into the
+ * Error body; `headers` are set on the response as well (Retry-After, Allow, ...).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, status: this.status };
+    if (this.details && this.details.length > 0) body.details = this.details;
+    return body;
+  }
+}

@@ -1,0 +1,73 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import contentType from 'content-type';
+import type { Request } from 'express';
+import getRawBody from 'raw-body';
+import { Observable } from 'rxjs';
+import { ApiError } from './api-error.js';
+import { JsonSyntaxError, parseJson } from './json-codec.js';
+
+/** Largest accepted request body (contract: 16 KiB, else 413). */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * Reads and parses JSON request bodies. It runs as an interceptor, after the guards, so an
+ * unauthenticated or rate-limited caller is refused before its body is read, and every
+ * answer, 400/413/415 included, has passed through authentication and the rate limiter.
+ * Nest's own body parser is switched off (it would parse numbers lossily and answer in its
+ * own error format).
+ */
+@Injectable()
+export class JsonBodyInterceptor implements NestInterceptor {
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    const req = context.switchToHttp().getRequest<Request & { body?: unknown }>();
+    if (BODY_METHODS.has(req.method)) req.body = await readJsonBody(req);
+    return next.handle();
+  }
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+export async function readJsonBody(req: Request): Promise<unknown> {
+  if (!hasBody(req)) return undefined;
+  let charset = 'utf-8';
+  try {
+    const parsed = contentType.parse(req.headers['content-type'] ?? '');
+    if (parsed.type !== 'application/json') throw new Error('not json');
+    charset = (parsed.parameters.charset ?? 'utf-8').toLowerCase();
+  } catch {
+    throw new ApiError(415, 'unsupported_media_type', 'The request body must be application/json.');
+  }
+  if (charset !== 'utf-8' && charset !== 'utf8') {
+    throw new ApiError(415, 'unsupported_media_type', 'The request body must be UTF-8 encoded JSON.');
+  }
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(req, { limit: MAX_BODY_BYTES, length: req.headers['content-length'] });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      throw new ApiError(413, 'payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+    }
+    throw new ApiError(400, 'malformed_json', 'The request body could not be read completely.');
+  }
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new ApiError(400, 'malformed_json', 'The request body is not valid UTF-8.');
+  }
+  try {
+    return parseJson(text);
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) {
+      throw new ApiError(400, 'malformed_json', `The request body is not valid JSON: ${err.message}.`);
+    }
+    throw err;
+  }
+}

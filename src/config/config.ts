@@ -1,0 +1,113 @@
+/**
+ * Configuration: every environment variable the service reads, validated once at start-up.
+ * A bad value stops the process with a message naming the variable (see loadConfig).
+ * Nothing else in the code reads process.env.
+ */
+export interface AppConfig {
+  nodeEnv: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  /** PostgreSQL connection string; undefined selects the embedded database (PGlite). */
+  databaseUrl?: string;
+  /** Data directory of the embedded database. */
+  dataDir: string;
+  dbPoolMax: number;
+  dbConnectTimeoutMs: number;
+  dbStatementTimeoutMs: number;
+  redisUrl?: string;
+  /** Public base URL ending in /v1, used for Link and Location headers. */
+  publicBaseUrl: string;
+  stagingBaseUrl: string;
+  /** Express "trust proxy" value: false, true, a hop count, or a list of addresses/subnets. */
+  trustProxy: boolean | number | string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  migrationsDir: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = str(env, name, fallback);
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: string[], fallback?: string): string | undefined {
+  const raw = env[name] === '' ? undefined : (env[name] ?? fallback);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+function baseUrl(env: Env, name: string, fallback: string): string {
+  const raw = url(env, name, ['http:', 'https:'], fallback) as string;
+  const trimmed = raw.replace(/\/+$/, '');
+  if (!trimmed.endsWith('/v1')) throw new ConfigError(`${name} must end in /v1, got "${raw}"`);
+  if (new URL(trimmed).search || new URL(trimmed).hash) {
+    throw new ConfigError(`${name} must not carry a query or fragment, got "${raw}"`);
+  }
+  return trimmed;
+}
+
+function trustProxy(env: Env): boolean | number | string {
+  const raw = str(env, 'TRUST_PROXY', 'false').trim();
+  if (raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  // A comma-separated list of addresses, subnets or the names Express knows
+  // (loopback, linklocal, uniquelocal); Express validates each entry when it is set.
+  if (/^[0-9A-Za-z.:/,\s]+$/.test(raw)) return raw;
+  throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or a list of addresses, got "${raw}"`);
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
+  return {
+    nodeEnv,
+    host: str(env, 'HOST', '0.0.0.0'),
+    port,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: str(env, 'DATA_DIR', './data'),
+    dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}/v1`),
+    stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', `http://localhost:${port}/v1`),
+    trustProxy: trustProxy(env),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      nodeEnv === 'test' ? 'warn' : 'info',
+    ),
+    migrationsDir: str(env, 'MIGRATIONS_DIR', 'prisma/migrations'),
+  };
+}

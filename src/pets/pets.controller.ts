@@ -1,0 +1,96 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Inject } from '@nestjs/common';
+import { ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiErrorResponses } from '../common/api-responses.decorator.js';
+import { ApiError } from '../common/api-error.js';
+import { toPositiveInt64 } from '../common/int64.js';
+import type { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { SunsetGuard, GET_PET_SUNSET } from './deprecation.js';
+import { CreatePetDto } from './dto/create-pet.dto.js';
+import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
+import { PetDto } from './dto/pet.dto.js';
+import { ParsePetIdPipe } from './parse-pet-id.pipe.js';
+import { Pet, PetsService } from './pets.service.js';
+
+const DEFAULT_LIMIT = 20;
+
+@ApiTags('pets')
+@ApiExtraModels(PetDto)
+@ApiErrorResponses(401, 429, 500, 503)
+@Controller('v1/pets')
+export class PetsController {
+  constructor(
+    private readonly pets: PetsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Get()
+  @ApiOperation({ operationId: 'listPets', summary: 'List animals', description: 'Ordered by id. When more animals follow, the `Link` header carries the next page (rel="next").' })
+  @ApiResponse({
+    status: 200,
+    description: 'A page of animals, a bare array.',
+    schema: { $ref: '#/components/schemas/Pets' },
+    headers: { Link: { description: 'RFC 8288 link to the next page, when there is one.', schema: { type: 'string' } } },
+  })
+  @ApiErrorResponses(400)
+  async list(@Query() query: ListPetsQueryDto, @Res({ passthrough: true }) res: Response): Promise<Pet[]> {
+    const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+    let after: bigint | undefined;
+    if (query.cursor !== undefined) {
+      after = decodeCursor(query.cursor) ?? undefined;
+      if (after === undefined) {
+        throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this service issued.', [
+          { field: 'cursor', message: 'cursor is not a cursor this service issued' },
+        ]);
+      }
+    }
+    const page = await this.pets.list(limit, query.status, after);
+    if (page.nextAfter !== null) {
+      const params = new URLSearchParams({ limit: String(limit) });
+      if (query.status) params.set('status', query.status);
+      params.set('cursor', encodeCursor(page.nextAfter));
+      res.setHeader('Link', `<${this.config.publicBaseUrl}/pets?${params.toString()}>; rel="next"`);
+    }
+    return page.pets;
+  }
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
+  @ApiResponse({
+    status: 201,
+    description: 'The stored animal with its assigned id.',
+    type: PetDto,
+    headers: { Location: { description: 'URL of the new animal.', schema: { type: 'string' } } },
+  })
+  @ApiErrorResponses(400, 413, 415)
+  async create(@Body() body: CreatePetDto, @Res({ passthrough: true }) res: Response): Promise<Pet> {
+    const pet = await this.pets.create({
+      name: body.name,
+      categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
+      status: body.status ?? 'available',
+    });
+    res.setHeader('Location', `${this.config.publicBaseUrl}/pets/${pet.id}`);
+    return pet;
+  }
+
+  @Get(':petId')
+  @UseGuards(SunsetGuard)
+  @ApiOperation({
+    operationId: 'getPet',
+    summary: 'Get an animal (deprecated)',
+    description: `Deprecated; removed on ${GET_PET_SUNSET.toUTCString()} (410 from then on). Use GET /pets with the status filter.`,
+    deprecated: true,
+  })
+  @ApiParam({ name: 'petId', schema: { type: 'integer', format: 'int64', minimum: 1 } })
+  @ApiResponse({ status: 200, description: 'The animal.', type: PetDto })
+  @ApiErrorResponses(400, 404, 410)
+  async findOne(@Param('petId', ParsePetIdPipe) petId: bigint): Promise<Pet> {
+    const pet = await this.pets.findOne(petId);
+    if (!pet) throw new ApiError(404, 'not_found', `No animal has id ${petId}.`);
+    return pet;
+  }
+}

@@ -1,0 +1,28 @@
+import { Global, Logger, Module } from '@nestjs/common';
+import { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { openEmbedded, openPostgres, Database } from './database.js';
+import { PrismaService } from './prisma.service.js';
+import { DATABASE } from './prisma.tokens.js';
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: DATABASE,
+      inject: [APP_CONFIG],
+      useFactory: async (config: AppConfig): Promise<Database> => {
+        const logger = new Logger('Database');
+        if (config.databaseUrl) {
+          logger.log('using PostgreSQL at DATABASE_URL');
+          return openPostgres(config);
+        }
+        logger.log(`using the embedded database in ${config.dataDir}`);
+        return openEmbedded(config, (m) => logger.log(m), 'animal-store server');
+      },
+    },
+    PrismaService,
+  ],
+  exports: [PrismaService, DATABASE],
+})
+export class PrismaModule {}
