@@ -1,5 +1,5 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import contentType from 'content-type';
+import * as contentType from 'content-type';
 import type { Request } from 'express';
 import getRawBody from 'raw-body';
 import { Observable } from 'rxjs';
@@ -35,7 +35,7 @@ function hasBody(req: Request): boolean {
 
 export async function readJsonBody(req: Request): Promise<unknown> {
   if (!hasBody(req)) return undefined;
-  let charset = 'utf-8';
+  let charset: string;
   try {
     const parsed = contentType.parse(req.headers['content-type'] ?? '');
     if (parsed.type !== 'application/json') throw new Error('not json');

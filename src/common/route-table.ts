@@ -13,7 +13,7 @@ export function allowedMethods(app: unknown, path: string): string[] {
   const methods = new Set<string>();
   for (const layer of stack) {
     if (!layer.route) continue;
-    let matched = false;
+    let matched: boolean;
     try {
       matched = layer.match(path);
     } catch {

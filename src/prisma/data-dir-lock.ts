@@ -49,7 +49,7 @@ export function acquireDataDirLock(dataDir: string, purpose = 'animal-store'): D
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let holder = '';
+      let holder: string;
       try {
         holder = readFileSync(file, 'utf8');
       } catch {

@@ -12,12 +12,13 @@ export class CreatePetDto {
   @Matches(/\S/, { message: 'name must not be blank' })
   // NUL cannot be stored by PostgreSQL, and a lone surrogate cannot be encoded as UTF-8 without
   // silently changing it; other control characters have no place in a name.
+  // eslint-disable-next-line no-control-regex
   @Matches(/^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/, {
     message: 'name must not contain control characters or unpaired surrogates',
   })
   name: string;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: 9223372036854775807, example: 7 })
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: '9223372036854775807' as unknown as number, example: 7 })
   @IsPositiveInt64()
   categoryId: number | bigint;
 

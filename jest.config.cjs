@@ -1,0 +1,26 @@
+// Jest runs in CommonJS mode; @swc/jest compiles our ESM TypeScript and the ESM packages of
+// @nestjs/* and @prisma/client on the fly (see README, "Tests"; Jest's native ESM mode breaks
+// on @nestjs/throttler, which requires ESM @nestjs/common).
+const swc = {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    keepClassNames: true,
+    target: 'es2022',
+  },
+  module: { type: 'commonjs' },
+  sourceMaps: 'inline',
+};
+
+module.exports = {
+  rootDir: '.',
+  testEnvironment: 'node',
+  roots: ['<rootDir>/src', '<rootDir>/test'],
+  testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@prisma/client)/)'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  setupFiles: ['reflect-metadata'],
+  testTimeout: 30000,
+};

@@ -1,0 +1,37 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import { configureApp } from '../../src/app.factory.js';
+import { AppModule, AppModuleOptions } from '../../src/app.module.js';
+import { Clock } from '../../src/common/clock.js';
+import type { TestDatabase } from './databases.js';
+
+/** A controllable clock for tests. */
+export class FakeClock extends Clock {
+  constructor(public current = new Date('2026-11-22T12:00:00Z')) {
+    super();
+  }
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(date: Date | string): void {
+    this.current = new Date(date);
+  }
+}
+
+/**
+ * The production application (same module, global providers and app settings as main.ts),
+ * built with @nestjs/testing against a test database.
+ */
+export async function startTestApp(
+  db: TestDatabase,
+  options: Omit<AppModuleOptions, 'config'> & { env?: Record<string, string> } = {},
+): Promise<NestExpressApplication> {
+  const config = db.config(options.env);
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot({ ...options, config })],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  configureApp(app, { ...options, config });
+  await app.init();
+  return app;
+}
