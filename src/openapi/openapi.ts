@@ -11,11 +11,16 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setTitle('Animal Store API')
     .setDescription('A catalogue of animals offered in a store: list animals, add them and fetch one.')
     .setVersion('1.0.0')
-    .addServer(config.publicBaseUrl.replace(/\/v1$/, ''), 'Production')
-    .addServer(config.stagingBaseUrl.replace(/\/v1$/, ''), 'Staging');
+    .addServer(config.publicBaseUrl, 'Production')
+    .addServer(config.stagingBaseUrl, 'Staging');
   const doc = SwaggerModule.createDocument(app, builder.build(), {
     operationIdFactory: (_controller, method) => method,
   });
+  // Both servers end in the version segment (contract, "Addresses and versions"), so paths
+  // are written relative to it: /pets, not /v1/pets.
+  doc.paths = Object.fromEntries(
+    Object.entries(doc.paths).map(([p, item]) => [p.startsWith('/v1/') ? p.slice(3) : p, item]),
+  );
   doc.components ??= {};
   doc.components.schemas ??= {};
   doc.components.schemas.Pets = { type: 'array', items: { $ref: '#/components/schemas/Pet' } };

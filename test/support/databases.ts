@@ -34,7 +34,10 @@ function adminUrl(): string {
   return process.env.DATABASE_URL as string;
 }
 
-export async function createTestDatabase(kind: 'embedded' | 'postgres'): Promise<TestDatabase> {
+export async function createTestDatabase(
+  kind: 'embedded' | 'postgres',
+  options: { migrate?: boolean } = {},
+): Promise<TestDatabase> {
   if (kind === 'embedded') {
     const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-test-'));
     const env = { ...TEST_ENV, DATA_DIR: dir };
@@ -53,7 +56,7 @@ export async function createTestDatabase(kind: 'embedded' | 'postgres'): Promise
   const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   const env = { ...TEST_ENV, DATABASE_URL: url.toString() };
-  await migratePostgres(loadConfig(env), () => {});
+  if (options.migrate !== false) await migratePostgres(loadConfig(env), () => {});
   return {
     kind,
     env,

@@ -1,0 +1,57 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { startTestApp } from './support/app.js';
+import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+
+const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
+
+describeIfPg('PostgreSQL outage', () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    const url = new URL(db.env.DATABASE_URL);
+    proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
+    const port = await proxy.start();
+    url.hostname = '127.0.0.1';
+    url.port = String(port);
+    app = await startTestApp(db, { env: { DATABASE_URL: url.toString(), DB_CONNECT_TIMEOUT_MS: '500' } });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await proxy?.stop();
+    await db?.drop();
+  });
+
+  const http = () => request(app.getHttpServer());
+
+  it('answers 503 service_unavailable with Retry-After while the database is gone, then recovers by itself', async () => {
+    const ok = await http().get('/v1/pets');
+    expect(ok.status).toBe(200);
+
+    await proxy.stop();
+    for (const req of [http().get('/v1/pets'), http().post('/v1/pets').set('Content-Type', 'application/json').send('{"name":"x","categoryId":1}')]) {
+      const res = await req;
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(res.text).not.toMatch(/ECONN|prisma|pg_|SELECT/i);
+    }
+    const ready = await http().get('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body.code).toBe('service_unavailable');
+
+    await proxy.start();
+    let recovered = 0;
+    for (let i = 0; i < 50 && recovered !== 200; i++) {
+      recovered = (await http().get('/v1/pets')).status;
+      if (recovered !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(recovered).toBe(200);
+    expect((await http().get('/readyz')).status).toBe(200);
+  });
+});

@@ -1,0 +1,70 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { startTestApp } from './support/app.js';
+import { createTestDatabase, TestDatabase } from './support/databases.js';
+
+const SNAPSHOT = 'test/openapi.snapshot.json';
+
+type Doc = {
+  openapi: string;
+  info: { version: string };
+  servers: { url: string }[];
+  paths: Record<string, Record<string, { operationId: string; deprecated?: boolean; responses: Record<string, unknown> }>>;
+  components: { schemas: Record<string, unknown> };
+};
+
+describe('OpenAPI document', () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let doc: Doc;
+  let text: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('embedded');
+    app = await startTestApp(db);
+    const res = await request(app.getHttpServer()).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    doc = res.body as Doc;
+    text = `${JSON.stringify(doc, null, 2)}\n`;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('matches the committed snapshot (run `npm run openapi:snapshot` to accept a change)', () => {
+    if (process.env.UPDATE_OPENAPI_SNAPSHOT === '1' || !existsSync(SNAPSHOT)) {
+      if (process.env.CI === 'true') throw new Error(`${SNAPSHOT} is missing`);
+      writeFileSync(SNAPSHOT, text);
+    }
+    expect(text).toBe(readFileSync(SNAPSHOT, 'utf8'));
+  });
+
+  it('says what the contract requires', () => {
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers.map((s) => s.url)).toEqual(['https://api.example.test/v1', 'https://staging.example.test/v1']);
+    const ops = Object.entries(doc.paths).flatMap(([p, methods]) =>
+      Object.entries(methods).map(([m, op]) => [`${m.toUpperCase()} ${p}`, op] as const),
+    );
+    expect(Object.fromEntries(ops.map(([k, op]) => [k, op.operationId]))).toEqual({
+      'GET /pets': 'listPets',
+      'POST /pets': 'createPet',
+      'GET /pets/{petId}': 'getPet',
+    });
+    const getPet = doc.paths['/pets/{petId}'].get;
+    expect(getPet.deprecated).toBe(true);
+    for (const name of ['Pet', 'NewPet', 'Pets', 'PetStatus', 'Error']) {
+      expect(doc.components.schemas[name]).toBeDefined();
+    }
+    expect(Object.keys(getPet.responses).sort()).toEqual(expect.arrayContaining(['200', '400', '401', '404', '410', '429']));
+  });
+
+  it('serves Swagger UI at /docs', async () => {
+    const res = await request(app.getHttpServer()).get('/docs').redirects(1);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('swagger-ui');
+  });
+});

@@ -1,0 +1,89 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/**
+ * The service as a separate process, the way `npm start` runs it: compiled with the build's
+ * tsconfig and started with node. Compiled once per source state into .tmp/test-dist.
+ */
+export const BUILT_DIR = path.resolve('.tmp/test-dist');
+
+function newestSourceMtime(dir = 'src'): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSourceMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+export function buildService(): string {
+  const stamp = path.join(BUILT_DIR, '.stamp');
+  const want = String(newestSourceMtime());
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', BUILT_DIR], {
+      stdio: 'inherit',
+    });
+    writeFileSync(stamp, want);
+  }
+  return path.join(BUILT_DIR, 'main.js');
+}
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+export interface RunningService {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  output(): string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts the built service and waits until /healthz answers (or the process exits). */
+export async function startService(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningService> {
+  const main = buildService();
+  const port = await freePort();
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let done = false;
+  void exited.then(() => (done = true));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  while (!done && Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    port,
+    url,
+    output: () => out,
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (!done) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
