@@ -22,6 +22,13 @@ export interface AppConfig {
   trustProxy: boolean | number | string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   migrationsDir: string;
+  /** Secret mixed into stored API key hashes (HMAC-SHA256); undefined: plain SHA-256. */
+  apiKeyPepper?: string;
+  /**
+   * How long an API key lookup (found, unknown or revoked) is cached in process. Bounded
+   * below 5 s so a key revoked anywhere is refused by every instance within 5 s (contract).
+   */
+  apiKeyCacheTtlMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -109,5 +116,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
       nodeEnv === 'test' ? 'warn' : 'info',
     ),
     migrationsDir: str(env, 'MIGRATIONS_DIR', 'prisma/migrations'),
+    apiKeyPepper: pepper(env),
+    apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 2000, 0, 4999),
   };
+}
+
+function pepper(env: Env): string | undefined {
+  const raw = env.API_KEY_PEPPER;
+  if (raw === undefined || raw === '') return undefined;
+  // The value itself is never repeated in the message: it is a secret.
+  if (raw.length < 32) throw new ConfigError(`API_KEY_PEPPER must be at least 32 characters long, got ${raw.length}`);
+  return raw;
 }

@@ -1,0 +1,154 @@
+import { Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import { ApiError } from '../common/api-error.js';
+import { loadConfig } from '../config/config.js';
+import { generateApiKey, hashApiKey } from './api-key-format.js';
+import type { ApiKeysService, StoredApiKey } from './api-keys.service.js';
+import { AuthService, principalOf } from './auth.service.js';
+
+const KEY = generateApiKey();
+
+function stored(overrides: Partial<StoredApiKey> = {}): StoredApiKey {
+  return {
+    id: 7n,
+    hash: hashApiKey(KEY),
+    plan: 'pro',
+    perMinute: 300,
+    perDay: 10_000,
+    lastUsedAt: null,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stored()) {
+  const keys = {
+    findByHash: jest.fn(async (hash: string) => (row && row.hash === hash ? row : null)),
+    touch: jest.fn(async () => {}),
+    onKeyChanged: jest.fn(),
+  };
+  const auth = new AuthService(keys as unknown as ApiKeysService, loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env }));
+  return { keys, auth };
+}
+
+const req = (authorization?: string) => ({ headers: authorization === undefined ? {} : { authorization } }) as Request;
+
+async function refusal(auth: AuthService, header?: string): Promise<ApiError> {
+  const result = await auth.resolve(req(header));
+  if (result.ok) throw new Error('accepted');
+  return result.error;
+}
+
+describe('AuthService', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('accepts a valid key with the Bearer scheme in any case and puts the principal on the request', async () => {
+    const { auth } = setup();
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+      const r = req(`${scheme} ${KEY}`);
+      expect(await auth.resolve(r)).toEqual({ ok: true, principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 } });
+      expect(principalOf(r)).toEqual({ keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 });
+    }
+  });
+
+  it.each([[undefined], [''], ['   ']])('refuses a missing header (%p) with missing_api_key', async (header) => {
+    const { auth, keys } = setup();
+    const error = await refusal(auth, header);
+    expect(error).toMatchObject({ status: 401, code: 'missing_api_key' });
+    expect(keys.findByHash).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['another scheme', `Basic ${KEY}`],
+    ['a token without scheme', KEY],
+    ['the scheme without token', 'Bearer'],
+    ['two tokens', `Bearer ${KEY} ${KEY}`],
+    ['a malformed key', 'Bearer not-a-key'],
+    ['a bad checksum', `Bearer ${KEY.slice(0, -1)}${KEY.endsWith('0') ? '1' : '0'}`],
+  ])('refuses %s with invalid_api_key, without a database lookup', async (_what, header) => {
+    const { auth, keys } = setup();
+    const error = await refusal(auth, header);
+    expect(error).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    expect(error.message).not.toContain(KEY.slice(4, 20));
+    expect(keys.findByHash).not.toHaveBeenCalled();
+  });
+
+  it('refuses an unknown key and a revoked key with invalid_api_key', async () => {
+    expect(await refusal(setup().auth, `Bearer ${generateApiKey()}`)).toMatchObject({ code: 'invalid_api_key' });
+    const revoked = setup({}, stored({ revokedAt: new Date() }));
+    expect(await refusal(revoked.auth, `Bearer ${KEY}`)).toMatchObject({ code: 'invalid_api_key' });
+  });
+
+  it('resolves once per request, however often it is asked', async () => {
+    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '0' });
+    const r = req(`Bearer ${KEY}`);
+    const [a, b] = await Promise.all([auth.resolve(r), auth.resolve(r)]);
+    expect(await auth.resolve(r)).toBe(a);
+    expect(b).toBe(a);
+    expect(keys.findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('serves a hot key from the cache, one lookup for concurrent requests, until the TTL passes', async () => {
+    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
+    const results = await Promise.all(Array.from({ length: 20 }, () => auth.resolve(req(`Bearer ${KEY}`))));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(keys.findByHash).toHaveBeenCalledTimes(1);
+    await auth.resolve(req(`Bearer ${KEY}`));
+    expect(keys.findByHash).toHaveBeenCalledTimes(1);
+    await new Promise((r) => setTimeout(r, 200));
+    await auth.resolve(req(`Bearer ${KEY}`));
+    expect(keys.findByHash).toHaveBeenCalledTimes(2);
+  });
+
+  it('caches unknown keys too', async () => {
+    const { auth, keys } = setup();
+    const unknown = generateApiKey();
+    for (let i = 0; i < 5; i++) await refusal(auth, `Bearer ${unknown}`);
+    expect(keys.findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('forgets a key changed in this process at once', async () => {
+    const { auth, keys } = setup();
+    await auth.resolve(req(`Bearer ${KEY}`));
+    const forget = keys.onKeyChanged.mock.calls[0][0] as (hash: string) => void;
+    forget(hashApiKey(KEY));
+    await auth.resolve(req(`Bearer ${KEY}`));
+    expect(keys.findByHash).toHaveBeenCalledTimes(2);
+  });
+
+  it('uses the pepper: a key hashed without it is not found', async () => {
+    const { auth } = setup({ API_KEY_PEPPER: 'x'.repeat(32) });
+    expect(await refusal(auth, `Bearer ${KEY}`)).toMatchObject({ code: 'invalid_api_key' });
+    const peppered = setup({ API_KEY_PEPPER: 'x'.repeat(32) }, stored({ hash: hashApiKey(KEY, 'x'.repeat(32)) }));
+    expect((await peppered.auth.resolve(req(`Bearer ${KEY}`))).ok).toBe(true);
+  });
+
+  it('lets a database failure reject (the filter answers 503), and caches nothing then', async () => {
+    const { auth, keys } = setup();
+    keys.findByHash.mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    await expect(auth.resolve(req(`Bearer ${KEY}`))).rejects.toThrow('ECONNREFUSED');
+    expect((await auth.resolve(req(`Bearer ${KEY}`))).ok).toBe(true);
+  });
+
+  it('records use at most once a minute per key, without failing the request when that fails', async () => {
+    jest.useFakeTimers({ now: 10_000_000 });
+    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '0' });
+    keys.touch.mockRejectedValueOnce(new Error('disk full'));
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => {});
+    expect((await auth.resolve(req(`Bearer ${KEY}`))).ok).toBe(true);
+    await auth.resolve(req(`Bearer ${KEY}`));
+    expect(keys.touch).toHaveBeenCalledTimes(1);
+    jest.advanceTimersByTime(60_000);
+    await auth.resolve(req(`Bearer ${KEY}`));
+    expect(keys.touch).toHaveBeenCalledTimes(2);
+    await auth.beforeApplicationShutdown();
+    expect(warn).toHaveBeenCalledWith('could not record use of API key 7: disk full');
+    warn.mockRestore();
+  });
+
+  it('does not record use again soon after another instance did', async () => {
+    const { auth, keys } = setup({}, stored({ lastUsedAt: new Date(Date.now() - 10_000) }));
+    await auth.resolve(req(`Bearer ${KEY}`));
+    expect(keys.touch).not.toHaveBeenCalled();
+  });
+});

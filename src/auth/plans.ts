@@ -1,0 +1,28 @@
+import type { Plan } from './auth.types.js';
+
+export interface Limits {
+  perMinute: number;
+  perDay: number;
+}
+
+/** Request rates by plan (interface, "Limits"); enterprise keys carry their own. */
+export const PLAN_LIMITS: Readonly<Record<Exclude<Plan, 'enterprise'>, Readonly<Limits>>> = {
+  free: { perMinute: 60, perDay: 1_000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+};
+
+/** Largest custom limit an enterprise key may carry (the columns are PostgreSQL INTEGER). */
+export const MAX_CUSTOM_LIMIT = 2_147_483_647;
+
+/**
+ * The limits in force for a key: the plan table's, or the key's own for enterprise.
+ * A database row that breaks the CHECK constraint's rule is a bug, so it throws.
+ */
+export function limitsFor(plan: Plan, perMinute: number | null, perDay: number | null): Limits {
+  if (plan === 'enterprise') {
+    if (perMinute === null || perDay === null) throw new Error('an enterprise key must carry its own limits');
+    return { perMinute, perDay };
+  }
+  return PLAN_LIMITS[plan];
+}
