@@ -1,0 +1,120 @@
+import fc from 'fast-check';
+import { SystemClock } from '../common/clock.js';
+import { MemoryRateLimitStore } from './memory.store.js';
+import { ConsumeRequest, windowStart, WindowSpec } from './rate-limit.windows.js';
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const T = Date.parse('2026-11-22T12:00:10Z');
+const FREE: WindowSpec[] = [
+  { name: 'minute', ttlMs: MINUTE, limit: 60 },
+  { name: 'day', ttlMs: DAY, limit: 1000 },
+];
+
+const req = (nowMs: number, windows = FREE, subject = 'key:1', banThreshold = 20, banMs = 900_000): ConsumeRequest => ({
+  subject,
+  nowMs,
+  windows,
+  banThreshold,
+  banMs,
+});
+
+describe('MemoryRateLimitStore', () => {
+  let store: MemoryRateLimitStore;
+  beforeEach(() => {
+    store = new MemoryRateLimitStore(new SystemClock(), 1000);
+  });
+
+  it('allows the limit, then refuses until the window resets', async () => {
+    for (let i = 1; i <= 60; i++) {
+      const r = await store.consume(req(T));
+      expect(r.outcome).toBe('allowed');
+      expect(r.windows.map((w) => w.count)).toEqual([i, i]);
+    }
+    const refused = await store.consume(req(T + 49_999));
+    expect(refused.outcome).toBe('limited');
+    expect(refused.windows.map((w) => w.count)).toEqual([60, 60]); // refusals consume nothing
+    const next = await store.consume(req(Date.parse('2026-11-22T12:01:00Z')));
+    expect(next.outcome).toBe('allowed');
+    expect(next.windows.map((w) => w.count)).toEqual([1, 61]);
+  });
+
+  it('counts subjects separately', async () => {
+    for (let i = 0; i < 60; i++) await store.consume(req(T, FREE, 'key:1'));
+    expect((await store.consume(req(T, FREE, 'key:1'))).outcome).toBe('limited');
+    expect((await store.consume(req(T, FREE, 'key:2'))).outcome).toBe('allowed');
+    expect((await store.consume(req(T, FREE, 'ip:127.0.0.1'))).outcome).toBe('allowed');
+  });
+
+  it('bans after more than the threshold of refusals in one limited period, until the ban ends', async () => {
+    for (let i = 0; i < 60; i++) await store.consume(req(T));
+    for (let i = 0; i < 20; i++) expect((await store.consume(req(T))).outcome).toBe('limited');
+    const banned = await store.consume(req(T + 1));
+    expect(banned).toEqual(expect.objectContaining({ outcome: 'banned', bannedUntilMs: T + 1 + 900_000 }));
+    // The ban outlasts the minute window; requests during it are not counted.
+    expect((await store.consume(req(T + 600_000))).outcome).toBe('banned');
+    const after = await store.consume(req(T + 1 + 900_000));
+    expect(after.outcome).toBe('allowed');
+    expect(after.windows.map((w) => w.count)).toEqual([1, 61]);
+  });
+
+  it('starts the refusal count afresh in each limited period', async () => {
+    for (let i = 0; i < 60; i++) await store.consume(req(T));
+    for (let i = 0; i < 20; i++) await store.consume(req(T));
+    const nextMinute = Date.parse('2026-11-22T12:01:00Z');
+    for (let i = 0; i < 60; i++) await store.consume(req(nextMinute));
+    for (let i = 0; i < 20; i++) expect((await store.consume(req(nextMinute))).outcome).toBe('limited');
+    expect((await store.consume(req(nextMinute))).outcome).toBe('banned');
+  });
+
+  it('keeps no timer per hit and holds at most maxSubjects subjects', async () => {
+    jest.useFakeTimers();
+    try {
+      const small = new MemoryRateLimitStore(new SystemClock(), 100);
+      for (let i = 0; i < 1000; i++) await small.consume(req(T + i, FREE, `ip:10.0.${i >> 8}.${i & 255}`));
+      expect(jest.getTimerCount()).toBe(0);
+      expect(small.size).toBe(100);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('never allows more than a limit in any window, and refuses only when a window is full (property)', () => {
+    const step = fc.record({
+      advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 0, max: 2 * DAY })),
+      subject: fc.constantFrom('key:1', 'key:2'),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.array(step, { maxLength: 150 }),
+        (perMinute, perDay, threshold, steps) => {
+          const s = new MemoryRateLimitStore(new SystemClock(), 1000);
+          const windows: WindowSpec[] = [
+            { name: 'minute', ttlMs: MINUTE, limit: perMinute },
+            { name: 'day', ttlMs: DAY, limit: perDay },
+          ];
+          const allowed = new Map<string, number>();
+          const bannedUntil = new Map<string, number>();
+          let now = T;
+          for (const { advanceMs, subject } of steps) {
+            now += advanceMs;
+            const r = s.consumeSync(req(now, windows, subject, threshold, 60_000));
+            const keys = windows.map((w) => `${subject}:${w.name}:${windowStart(now, w.ttlMs)}`);
+            const before = keys.map((k) => allowed.get(k) ?? 0);
+            const inBan = (bannedUntil.get(subject) ?? 0) > now;
+            if (inBan) expect(r.outcome).toBe('banned');
+            else if (before.every((c, i) => c < windows[i].limit)) expect(r.outcome).toBe('allowed');
+            else expect(['limited', 'banned']).toContain(r.outcome);
+            if (r.outcome === 'allowed') keys.forEach((k) => allowed.set(k, (allowed.get(k) ?? 0) + 1));
+            if (r.outcome === 'banned') bannedUntil.set(subject, r.bannedUntilMs as number);
+            keys.forEach((k, i) => expect(allowed.get(k) ?? 0).toBeLessThanOrEqual(windows[i].limit));
+            expect(r.windows.map((w) => w.count)).toEqual(keys.map((k) => allowed.get(k) ?? 0));
+          }
+        },
+      ),
+    );
+  });
+});

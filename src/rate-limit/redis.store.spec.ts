@@ -1,0 +1,134 @@
+import { Logger } from '@nestjs/common';
+import fc from 'fast-check';
+import { Redis } from 'ioredis';
+import { SystemClock } from '../common/clock.js';
+import { MemoryRateLimitStore } from './memory.store.js';
+import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
+import { RATE_LIMIT_SCRIPT_SHA, RedisRateLimitStore } from './redis.store.js';
+
+const REDIS_URL = process.env.REDIS_URL;
+const describeIfRedis = REDIS_URL ? describe : describe.skip;
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+const T = Date.parse('2026-11-22T12:00:10Z');
+const PREFIX = `test:rl-unit:${process.pid}:${Math.random().toString(36).slice(2, 8)}:`;
+
+function newStore(url = REDIS_URL as string, prefix = PREFIX): RedisRateLimitStore {
+  const clock = new SystemClock();
+  return new RedisRateLimitStore(clock, new MemoryRateLimitStore(clock, 1000), {
+    url,
+    prefix,
+    commandTimeoutMs: 500,
+    connectTimeoutMs: 500,
+  });
+}
+
+describeIfRedis('RedisRateLimitStore against Redis', () => {
+  let store: RedisRateLimitStore;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    store = newStore();
+    await store.onModuleInit();
+    admin = new Redis(REDIS_URL as string);
+  });
+
+  afterAll(async () => {
+    await store.onModuleDestroy();
+    const keys = await admin.keys(`${PREFIX}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    admin.disconnect();
+  });
+
+  it('decides exactly as the memory store does, request by request (property)', async () => {
+    const step = fc.record({
+      advanceMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 0, max: 2 * DAY })),
+      subject: fc.constantFrom('key:1', 'key:2', 'ip:::1'),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 15 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(step, { maxLength: 60 }),
+        async (perMinute, perDay, threshold, steps) => {
+          run += 1;
+          const memory = new MemoryRateLimitStore(new SystemClock(), 1000);
+          const windows: WindowSpec[] = [
+            { name: 'minute', ttlMs: MINUTE, limit: perMinute },
+            { name: 'day', ttlMs: DAY, limit: perDay },
+          ];
+          let now = T;
+          for (const { advanceMs, subject } of steps) {
+            now += advanceMs;
+            const request: ConsumeRequest = { subject: `run${run}:${subject}`, nowMs: now, windows, banThreshold: threshold, banMs: 90_000 };
+            expect(await store.consume(request)).toEqual(memory.consumeSync(request));
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+    expect(store.shared).toBe(true);
+  });
+
+  it('uses one script round trip, and keys that expire with their windows', async () => {
+    const request: ConsumeRequest = {
+      subject: 'key:ttl',
+      nowMs: T,
+      windows: [
+        { name: 'minute', ttlMs: MINUTE, limit: 1 },
+        { name: 'day', ttlMs: DAY, limit: 5 },
+      ],
+      banThreshold: 0,
+      banMs: 30_000,
+    };
+    const client = (store as unknown as { redis: Redis }).redis;
+    const sent = jest.spyOn(client, 'sendCommand');
+    await store.consume(request);
+    await store.consume(request); // refused: the first refusal bans with threshold 0
+    expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['evalsha', 'evalsha']);
+    sent.mockRestore();
+    const [minute, day, rejectedMinute, , ban] = store.keysOf(request);
+    expect(await admin.get(minute)).toBe('1');
+    expect(await admin.pttl(minute)).toBeLessThanOrEqual(50_000 + 5_000);
+    expect(await admin.pttl(day)).toBeLessThanOrEqual(DAY - 10_000 - 12 * 3_600_000 + 5_000);
+    expect(await admin.pttl(day)).toBeGreaterThan(DAY - 10_000 - 12 * 3_600_000 - 60_000);
+    expect(await admin.get(ban)).toBe(String(T + 30_000));
+    expect(await admin.pttl(ban)).toBeLessThanOrEqual(30_000 + 5_000);
+    expect(await admin.exists(rejectedMinute)).toBe(0); // the refusal count restarts after a ban
+    expect(RATE_LIMIT_SCRIPT_SHA).toMatch(/^[0-9a-f]{40}$/);
+    expect(await admin.script('EXISTS', RATE_LIMIT_SCRIPT_SHA)).toEqual([1]);
+  });
+
+  it('falls back to EVAL when Redis does not know the script (NOSCRIPT)', async () => {
+    (store as unknown as { sha: string }).sha = '0'.repeat(40);
+    const request: ConsumeRequest = { subject: 'key:noscript', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 2 }], banThreshold: 20, banMs: 1 };
+    expect((await store.consume(request)).outcome).toBe('allowed');
+    expect(store.shared).toBe(true);
+    expect(await admin.get(store.keysOf(request)[0])).toBe('1');
+    (store as unknown as { sha: string }).sha = RATE_LIMIT_SCRIPT_SHA;
+  });
+});
+
+describe('RedisRateLimitStore without a reachable Redis', () => {
+  it('answers from memory at once, logs the outage once, and never throws', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const store = newStore('redis://127.0.0.1:1', 'unreachable:');
+    try {
+      await store.onModuleInit();
+      const request: ConsumeRequest = { subject: 'key:1', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 3 }], banThreshold: 20, banMs: 1 };
+      const started = Date.now();
+      const outcomes = [];
+      for (let i = 0; i < 4; i++) outcomes.push((await store.consume(request)).outcome);
+      expect(Date.now() - started).toBeLessThan(200);
+      expect(outcomes).toEqual(['allowed', 'allowed', 'allowed', 'limited']);
+      expect(store.shared).toBe(false);
+      expect(warn.mock.calls.filter(([m]) => /Redis unavailable/.test(String(m)))).toHaveLength(1);
+    } finally {
+      await store.onModuleDestroy();
+      warn.mockRestore();
+    }
+  });
+});
