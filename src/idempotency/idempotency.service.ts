@@ -1,0 +1,230 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../common/api-error.js';
+import { Clock } from '../common/clock.js';
+import { stringifyJson } from '../common/json-codec.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { PrismaService } from '../prisma/prisma.service.js';
+
+/** How long a key is remembered (contract: 24 hours). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * A claim still in flight after this long belongs to a request that cannot be running any more
+ * (its process died, or its connection to the database did): another request with the same key
+ * takes it over. Far above the longest a create may take (IDEMPOTENT_TRANSACTION_TIMEOUT_MS).
+ */
+export const IN_FLIGHT_TIMEOUT_MS = 60_000;
+/** Bounds of the interactive transaction that creates and completes (see PetsService.create). */
+export const IDEMPOTENT_TRANSACTION_MAX_WAIT_MS = 5_000;
+export const IDEMPOTENT_TRANSACTION_TIMEOUT_MS = 15_000;
+/** Expired keys are deleted this often, at most PURGE_BATCH * PURGE_MAX_BATCHES rows a round. */
+export const PURGE_INTERVAL_MS = 10 * 60_000;
+const PURGE_BATCH = 1_000;
+const PURGE_MAX_BATCHES = 10;
+/** A 409 in flight suggests retrying after this many seconds. */
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+/** Who sent which key with which request. */
+export interface IdempotencyScope {
+  apiKeyId: bigint;
+  key: string;
+  fingerprint: string;
+}
+
+/** The response an idempotent request answered, replayed as it was sent. */
+export interface StoredResponse {
+  status: number;
+  /** JSON text, exactly as first sent. */
+  body: string;
+  location: string | null;
+}
+
+/** What the first response of a request will be, recorded with the work it describes. */
+export interface ResponseToStore {
+  status: number;
+  body: unknown;
+  location?: string;
+}
+
+/**
+ * The right to run an idempotent request: held from the claim until the response is recorded
+ * (complete, inside the transaction that does the work) or the claim is given back (release).
+ */
+export class IdempotencyClaim {
+  constructor(
+    readonly scope: IdempotencyScope,
+    readonly token: string,
+    private readonly service: IdempotencyService,
+  ) {}
+
+  /** Records the response in the caller's transaction; throws (rolling it back) if the claim was lost. */
+  complete(tx: Prisma.TransactionClient, response: ResponseToStore): Promise<void> {
+    return this.service.complete(tx, this, response);
+  }
+
+  /** Gives the key back after a failure, so a retry runs afresh; never throws. */
+  release(): Promise<void> {
+    return this.service.release(this);
+  }
+}
+
+export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind: 'replay'; response: StoredResponse };
+
+/**
+ * Idempotency-Key records in PostgreSQL (table idempotency_keys), per API key, for 24 hours.
+ *
+ * 1. claim(): INSERT … ON CONFLICT DO NOTHING, committed on its own before any work starts, so
+ *    of two concurrent requests with one key exactly one holds the claim; the other sees the
+ *    row: the same fingerprint completed → replay, still in flight → 409, another fingerprint → 422.
+ * 2. The work and complete() run in one transaction: the pet and its "completed" record commit
+ *    together or not at all, so a crash never leaves a pet without its record (nor the reverse).
+ *    complete() only updates the row while it still carries this request's claim token.
+ * 3. On failure the claim is released (deleted) so a retry runs afresh. If even that fails (the
+ *    database is gone), the claim expires after IN_FLIGHT_TIMEOUT_MS and a retry takes it over.
+ *
+ * Times come from the injectable Clock (the instances' clocks; the bounds are minutes apart).
+ */
+@Injectable()
+export class IdempotencyService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Idempotency');
+  private timer?: NodeJS.Timeout;
+  private purging?: Promise<unknown>;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(scope: IdempotencyScope): Promise<ClaimOutcome> {
+    const { apiKeyId, key, fingerprint } = scope;
+    const where = { apiKeyId_key: { apiKeyId, key } };
+    // Each round either decides or lost a race to a concurrent request; a few rounds suffice.
+    for (let round = 0; round < 3; round++) {
+      const now = this.clock.now();
+      const token = randomUUID();
+      const fresh = {
+        fingerprint,
+        state: 'in_flight' as const,
+        claimToken: token,
+        claimedAt: now,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        responseStatus: null,
+        responseBody: null,
+        responseLocation: null,
+      };
+      // ON CONFLICT DO NOTHING: count 1 means this request inserted the row, and owns the key.
+      const inserted = await this.prisma.idempotencyKey.createMany({ data: [{ apiKeyId, key, ...fresh }], skipDuplicates: true });
+      if (inserted.count === 1) return this.claimed(scope, token);
+
+      const row = await this.prisma.idempotencyKey.findUnique({ where });
+      if (!row) continue; // purged in between
+      if (row.expiresAt.getTime() <= now.getTime()) {
+        // Older than 24 hours: the key starts afresh, whatever it was used for.
+        const reset = await this.prisma.idempotencyKey.updateMany({
+          where: { apiKeyId, key, claimToken: row.claimToken, expiresAt: { lte: now } },
+          data: fresh,
+        });
+        if (reset.count === 1) return this.claimed(scope, token);
+        continue;
+      }
+      if (row.fingerprint !== fingerprint) {
+        throw new ApiError(
+          422,
+          'idempotency_key_reused',
+          'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+        );
+      }
+      if (row.state === 'completed') {
+        return {
+          kind: 'replay',
+          response: { status: row.responseStatus as number, body: row.responseBody as string, location: row.responseLocation },
+        };
+      }
+      if (now.getTime() - row.claimedAt.getTime() < IN_FLIGHT_TIMEOUT_MS) throw inFlight();
+      // An abandoned claim: its request cannot still be running. Take it over; should that
+      // request complete after all, its completion finds another token and rolls back.
+      const taken = await this.prisma.idempotencyKey.updateMany({
+        where: { apiKeyId, key, claimToken: row.claimToken, state: 'in_flight' },
+        data: { claimToken: token, claimedAt: now },
+      });
+      if (taken.count === 1) {
+        this.logger.warn(`took over an abandoned Idempotency-Key claim of API key ${apiKeyId}`);
+        return this.claimed(scope, token);
+      }
+    }
+    throw inFlight();
+  }
+
+  async complete(tx: Prisma.TransactionClient, claim: IdempotencyClaim, response: ResponseToStore): Promise<void> {
+    const { apiKeyId, key } = claim.scope;
+    const done = await tx.idempotencyKey.updateMany({
+      where: { apiKeyId, key, claimToken: claim.token, state: 'in_flight' },
+      data: {
+        state: 'completed',
+        responseStatus: response.status,
+        responseBody: stringifyJson(response.body),
+        responseLocation: response.location ?? null,
+      },
+    });
+    // Taken over by a retry after IN_FLIGHT_TIMEOUT_MS: this request must not create anything.
+    if (done.count !== 1) throw inFlight();
+  }
+
+  async release(claim: IdempotencyClaim): Promise<void> {
+    const { apiKeyId, key } = claim.scope;
+    try {
+      await this.prisma.idempotencyKey.deleteMany({ where: { apiKeyId, key, claimToken: claim.token, state: 'in_flight' } });
+    } catch (err) {
+      // The claim expires by itself (IN_FLIGHT_TIMEOUT_MS); a retry before then gets a 409.
+      this.logger.warn(`could not release an Idempotency-Key claim: ${(err as Error)?.message ?? err}`);
+    }
+  }
+
+  /** Deletes keys past their 24 hours, in bounded batches; returns how many. */
+  async purgeExpired(now: Date = this.clock.now()): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
+      const deleted = await this.prisma.$executeRaw`
+        DELETE FROM "idempotency_keys" WHERE ("api_key_id", "key") IN (
+          SELECT "api_key_id", "key" FROM "idempotency_keys"
+          WHERE "expires_at" <= ${now} ORDER BY "expires_at" LIMIT ${PURGE_BATCH})`;
+      total += deleted;
+      if (deleted < PURGE_BATCH) break;
+    }
+    return total;
+  }
+
+  onApplicationBootstrap(): void {
+    // unref: the timer never keeps the process alive; every instance purges, which is harmless.
+    this.timer = setInterval(() => void this.purgeInBackground(), PURGE_INTERVAL_MS).unref();
+  }
+
+  /** Before the database closes (PrismaService closes it on application shutdown). */
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.purging;
+  }
+
+  private purgeInBackground(): Promise<unknown> {
+    this.purging ??= this.purgeExpired()
+      .then((n) => n > 0 && this.logger.log(`deleted ${n} expired Idempotency-Keys`))
+      .catch((err: unknown) => this.logger.warn(`could not delete expired Idempotency-Keys: ${(err as Error)?.message ?? err}`))
+      .finally(() => (this.purging = undefined));
+    return this.purging;
+  }
+
+  private claimed(scope: IdempotencyScope, token: string): ClaimOutcome {
+    return { kind: 'claimed', claim: new IdempotencyClaim(scope, token, this) };
+  }
+}
+
+function inFlight(): ApiError {
+  return new ApiError(
+    409,
+    'idempotency_key_in_flight',
+    'A request with this Idempotency-Key is still being processed; retry after it has finished.',
+    undefined,
+    { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
+  );
+}

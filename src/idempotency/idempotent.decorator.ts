@@ -1,0 +1,34 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ApiErrorResponses } from '../common/api-responses.decorator.js';
+import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
+import { claimOf, IDEMPOTENT_OPERATION, IdempotencyInterceptor } from './idempotency.interceptor.js';
+
+/**
+ * Makes an operation accept Idempotency-Key (contract, "Requests"), and documents the header
+ * with its 409 and 422 in the OpenAPI document. `operation` names the operation in the
+ * request fingerprint. The handler records its response with @IdempotencyClaimParam().
+ */
+export function Idempotent(operation: string): MethodDecorator {
+  return applyDecorators(
+    SetMetadata(IDEMPOTENT_OPERATION, operation),
+    UseInterceptors(IdempotencyInterceptor),
+    ApiHeader({
+      name: IDEMPOTENCY_KEY_HEADER,
+      required: false,
+      description:
+        'Makes the request safe to retry. A retry with the same key and body from the same API key ' +
+        'within 24 hours replays the first response (marked `Idempotent-Replayed: true`) and creates ' +
+        'nothing; the same key with a different body is a 422, and a retry while the first request is ' +
+        `still running a 409. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good choice.`,
+      schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
+    }),
+    ApiErrorResponses(409, 422),
+  );
+}
+
+/** The Idempotency-Key claim of the request (undefined without the header), for the handler. */
+export const IdempotencyClaimParam = createParamDecorator((_data: unknown, context: ExecutionContext) =>
+  claimOf(context.switchToHttp().getRequest<Request>()),
+);
