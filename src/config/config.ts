@@ -15,6 +15,16 @@ export interface AppConfig {
   dbConnectTimeoutMs: number;
   dbStatementTimeoutMs: number;
   redisUrl?: string;
+  /** Redis command and connect timeouts: past them a request is decided in memory instead. */
+  redisCommandTimeoutMs: number;
+  redisConnectTimeoutMs: number;
+  /** More rejected requests than this in one limited period ban the key (or address). */
+  rateLimitBanThreshold: number;
+  rateLimitBanSeconds: number;
+  /** Prefix of the rate limiter's Redis keys. */
+  rateLimitPrefix: string;
+  /** Most subjects (keys, addresses) the in-memory rate limiter holds. */
+  rateLimitMemoryMaxKeys: number;
   /** Public base URL ending in /v1, used for Link and Location headers. */
   publicBaseUrl: string;
   stagingBaseUrl: string;
@@ -82,6 +92,15 @@ function baseUrl(env: Env, name: string, fallback: string): string {
   return trimmed;
 }
 
+function keyPrefix(env: Env, name: string, fallback: string): string {
+  const raw = env[name] ?? fallback;
+  // No braces: the rate limiter uses {...} as the Redis Cluster hash tag after the prefix.
+  if (!/^[A-Za-z0-9:._-]{0,64}$/.test(raw)) {
+    throw new ConfigError(`${name} must be at most 64 letters, digits or : . _ -, got "${raw}"`);
+  }
+  return raw;
+}
+
 function trustProxy(env: Env): boolean | number | string {
   const raw = str(env, 'TRUST_PROXY', 'false').trim();
   if (raw === 'false') return false;
@@ -106,6 +125,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisCommandTimeoutMs: int(env, 'REDIS_COMMAND_TIMEOUT_MS', 500, 10, 60_000),
+    redisConnectTimeoutMs: int(env, 'REDIS_CONNECT_TIMEOUT_MS', 2000, 10, 60_000),
+    rateLimitBanThreshold: int(env, 'RATE_LIMIT_BAN_THRESHOLD', 20, 0, 1_000_000),
+    rateLimitBanSeconds: int(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 7 * 86_400),
+    rateLimitPrefix: keyPrefix(env, 'RATE_LIMIT_PREFIX', 'animal-store:rl:'),
+    rateLimitMemoryMaxKeys: int(env, 'RATE_LIMIT_MEMORY_MAX_KEYS', 100_000, 100, 100_000_000),
     publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}/v1`),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', `http://localhost:${port}/v1`),
     trustProxy: trustProxy(env),

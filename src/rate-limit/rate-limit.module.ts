@@ -1,0 +1,49 @@
+import { Module } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { AuthModule } from '../auth/auth.module.js';
+import { Clock } from '../common/clock.js';
+import type { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { MemoryRateLimitStore } from './memory.store.js';
+import { RateLimitGuard, THROTTLERS } from './rate-limit.guard.js';
+import { RateLimitStore } from './rate-limit.store.js';
+import { RedisRateLimitStore } from './redis.store.js';
+import { UnmatchedRouteRateLimiter } from './unmatched-routes.js';
+
+export function createRateLimitStore(config: AppConfig, clock: Clock): RateLimitStore {
+  const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys);
+  if (!config.redisUrl) return memory;
+  return new RedisRateLimitStore(clock, memory, {
+    url: config.redisUrl,
+    prefix: config.rateLimitPrefix,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    connectTimeoutMs: config.redisConnectTimeoutMs,
+  });
+}
+
+/** The counters: Redis with REDIS_URL, else process memory. */
+@Module({
+  providers: [{ provide: RateLimitStore, inject: [APP_CONFIG, Clock], useFactory: createRateLimitStore }],
+  exports: [RateLimitStore],
+})
+export class RateLimitStoreModule {}
+
+/**
+ * Plan rate limits (contract, "Rate limits"). ThrottlerModule holds the two named windows and
+ * our store as its storage; the guard itself is registered in AppModule as an APP_GUARD,
+ * before the bearer-auth guard.
+ */
+@Module({
+  imports: [
+    AuthModule,
+    RateLimitStoreModule,
+    ThrottlerModule.forRootAsync({
+      imports: [RateLimitStoreModule],
+      inject: [RateLimitStore],
+      useFactory: (storage: RateLimitStore) => ({ throttlers: THROTTLERS, storage, setHeaders: false }),
+    }),
+  ],
+  providers: [RateLimitGuard, UnmatchedRouteRateLimiter],
+  exports: [RateLimitGuard],
+})
+export class RateLimitModule {}
