@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { stringify } from 'lossless-json';
 import { InexactNumber, JsonSyntaxError, parseJson, stringifyJson } from './json-codec.js';
 
 const INT64_MAX = 9223372036854775807n;
@@ -24,6 +25,34 @@ describe('lossless JSON codec', () => {
         expect(typeof v).toBe(safe ? 'number' : 'bigint');
       }),
     );
+  });
+
+  it('writes exactly what lossless-json writes, for any value', () => {
+    const reference = (value: unknown) => stringify(value) ?? 'null';
+    fc.assert(
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withBoxedValues: true,
+          withDate: true,
+          withNullPrototype: true,
+          withObjectString: true,
+          withSparseArray: true,
+          withUnicodeString: true,
+        }),
+        (value) => {
+          expect(stringifyJson(value)).toBe(reference(value));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    const pets = [
+      { id: 1n, name: 'Rex "the dog" \\ \u2028 \ud83d\udc36 \ud800', categoryId: 9223372036854775807n, status: 'sold' },
+    ];
+    expect(stringifyJson(pets)).toBe(reference(pets));
+    expect(
+      stringifyJson({ a: undefined, b: () => 1, c: [undefined, Symbol('s')], d: new Date(0), e: 'x'.repeat(300) }),
+    ).toBe(reference({ a: undefined, b: () => 1, c: [undefined, Symbol('s')], d: new Date(0), e: 'x'.repeat(300) }));
   });
 
   it('pins the contract examples', () => {
