@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { ApiValidationPipe } from './common/api-validation.pipe.js';
 import { Clock, SystemClock } from './common/clock.js';
@@ -29,10 +31,14 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [ConfigModule.forRoot(options.config), PrismaModule, HealthModule, PetsModule],
+      imports: [ConfigModule.forRoot(options.config), PrismaModule, AuthModule, HealthModule, PetsModule],
       providers: [
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // Global guards run in the order listed. The rate-limit guard goes before this one (it
+        // keys its counters on AuthService.resolve, memoised per request); then every route
+        // not marked @Public() needs a valid bearer API key.
+        { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         // Interceptors run in this order: the body is parsed first, the result serialised last.
         { provide: APP_INTERCEPTOR, useClass: JsonResponseInterceptor },

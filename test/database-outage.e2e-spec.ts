@@ -1,6 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { startTestApp } from './support/app.js';
+import { issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
@@ -10,6 +10,7 @@ describeIfPg('PostgreSQL outage', () => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let proxy: TcpProxy;
+  let auth: string;
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
@@ -19,6 +20,7 @@ describeIfPg('PostgreSQL outage', () => {
     url.hostname = '127.0.0.1';
     url.port = String(port);
     app = await startTestApp(db, { env: { DATABASE_URL: url.toString(), DB_CONNECT_TIMEOUT_MS: '500' } });
+    auth = `Bearer ${await issueApiKey(app)}`;
   });
 
   afterAll(async () => {
@@ -30,11 +32,14 @@ describeIfPg('PostgreSQL outage', () => {
   const http = () => request(app.getHttpServer());
 
   it('answers 503 service_unavailable with Retry-After while the database is gone, then recovers by itself', async () => {
-    const ok = await http().get('/v1/pets');
+    const ok = await http().get('/v1/pets').set('Authorization', auth);
     expect(ok.status).toBe(200);
 
     await proxy.stop();
-    for (const req of [http().get('/v1/pets'), http().post('/v1/pets').set('Content-Type', 'application/json').send('{"name":"x","categoryId":1}')]) {
+    for (const req of [
+      http().get('/v1/pets').set('Authorization', auth),
+      http().post('/v1/pets').set('Authorization', auth).set('Content-Type', 'application/json').send('{"name":"x","categoryId":1}'),
+    ]) {
       const res = await req;
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
@@ -48,7 +53,7 @@ describeIfPg('PostgreSQL outage', () => {
     await proxy.start();
     let recovered = 0;
     for (let i = 0; i < 50 && recovered !== 200; i++) {
-      recovered = (await http().get('/v1/pets')).status;
+      recovered = (await http().get('/v1/pets').set('Authorization', auth)).status;
       if (recovered !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(recovered).toBe(200);

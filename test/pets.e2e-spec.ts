@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
-import { FakeClock, startTestApp } from './support/app.js';
+import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
 import { newPet } from './factories/pet.factory.js';
 
 const BASE = 'https://api.example.test/v1';
@@ -22,12 +22,13 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
   let db: TestDatabase;
   let app: NestExpressApplication;
   const clock = new FakeClock();
-  let http: ReturnType<typeof request>;
+  // Every request carries a valid API key (the 401 cases are in auth.e2e-spec.ts).
+  let http: ReturnType<typeof request.agent>;
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
     app = await startTestApp(db, { clock });
-    http = request(app.getHttpServer());
+    http = request.agent(app.getHttpServer()).set('Authorization', `Bearer ${await issueApiKey(app)}`);
   });
 
   afterAll(async () => {

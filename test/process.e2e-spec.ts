@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../src/config/config.js';
+import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
 
@@ -8,9 +10,11 @@ import { createTestDatabase, databaseKinds, TestDatabase } from './support/datab
 describe.each(databaseKinds().map((k) => [k] as const))('the built service on %s', (kind) => {
   let db: TestDatabase;
   let svc: RunningService;
+  let auth: { authorization: string };
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
+    auth = { authorization: `Bearer ${(await issueApiKeyIn(db)).key}` };
     svc = await startService({ ...db.env, LOG_LEVEL: 'warn' });
   }, 120_000);
 
@@ -23,14 +27,14 @@ describe.each(databaseKinds().map((k) => [k] as const))('the built service on %s
     expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
     const created = await fetch(`${svc.url}/v1/pets`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...auth },
       body: '{"name":"Socket","categoryId":9007199254740993}',
     });
     const text = await created.text();
     expect(created.status).toBe(201);
     expect(text).toMatch(/^\{"id":\d+,"name":"Socket","categoryId":9007199254740993,"status":"available"\}$/);
     const id = /"id":(\d+)/.exec(text)![1];
-    const fetched = await fetch(`${svc.url}/v1/pets/${id}`);
+    const fetched = await fetch(`${svc.url}/v1/pets/${id}`, { headers: auth });
     expect(await fetched.text()).toBe(text);
     expect(await svc.stop('SIGTERM')).toBe(0);
   });
@@ -39,18 +43,20 @@ describe.each(databaseKinds().map((k) => [k] as const))('the built service on %s
 describe('the embedded database is one process at a time', () => {
   it('refuses a second server on the same DATA_DIR, naming the first, and leaves the data intact', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-lock-'));
+    const { key } = await issueApiKeyIn({ config: () => loadConfig({ DATA_DIR: dir }) });
+    const auth = { authorization: `Bearer ${key}` };
     const first = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' });
     try {
       const created = await fetch(`${first.url}/v1/pets`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...auth },
         body: '{"name":"Kept","categoryId":1}',
       });
       expect(created.status).toBe(201);
       const second = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' });
       expect(await second.exited).not.toBe(0);
       expect(second.output()).toContain(`is in use by process ${first.child.pid}`);
-      const list = await fetch(`${first.url}/v1/pets`);
+      const list = await fetch(`${first.url}/v1/pets`, { headers: auth });
       expect(await list.json()).toEqual([expect.objectContaining({ name: 'Kept' })]);
     } finally {
       await first.stop();

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Public } from '../auth/public.decorator.js';
 import { ApiError } from '../common/api-error.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
@@ -9,6 +10,7 @@ import { DATABASE } from '../prisma/prisma.tokens.js';
 
 /** Liveness and readiness for the load balancer; outside /v1, unauthenticated. */
 @ApiExcludeController()
+@Public()
 @Controller()
 export class HealthController {
   constructor(

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { BEARER_SCHEME } from '../auth/api-key-auth.decorator.js';
 import type { AppConfig } from '../config/config.js';
 
 /**
@@ -12,7 +13,17 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setDescription('A catalogue of animals offered in a store: list animals, add them and fetch one.')
     .setVersion('1.0.0')
     .addServer(config.publicBaseUrl, 'Production')
-    .addServer(config.stagingBaseUrl, 'Staging');
+    .addServer(config.stagingBaseUrl, 'Staging')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        // DocumentBuilder would say JWT; these are opaque API keys (see src/auth/api-key-format.ts).
+        bearerFormat: 'API key',
+        description: 'An API key of this service (`ask_…`), sent as `Authorization: Bearer <key>`.',
+      },
+      BEARER_SCHEME,
+    );
   const doc = SwaggerModule.createDocument(app, builder.build(), {
     operationIdFactory: (_controller, method) => method,
   });

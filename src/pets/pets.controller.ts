@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } f
 import { Inject } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ApiKeyAuth } from '../auth/api-key-auth.decorator.js';
 import { ApiErrorResponses } from '../common/api-responses.decorator.js';
 import { ApiError } from '../common/api-error.js';
 import { toPositiveInt64 } from '../common/int64.js';
@@ -19,7 +20,8 @@ const DEFAULT_LIMIT = 20;
 
 @ApiTags('pets')
 @ApiExtraModels(PetDto)
-@ApiErrorResponses(401, 429, 500, 503)
+@ApiKeyAuth()
+@ApiErrorResponses(429, 500, 503)
 @Controller('v1/pets')
 export class PetsController {
   constructor(

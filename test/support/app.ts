@@ -1,6 +1,8 @@
+import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { configureApp } from '../../src/app.factory.js';
+import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { AppModule, AppModuleOptions } from '../../src/app.module.js';
 import { Clock } from '../../src/common/clock.js';
 import type { TestDatabase } from './databases.js';
@@ -24,14 +26,25 @@ export class FakeClock extends Clock {
  */
 export async function startTestApp(
   db: TestDatabase,
-  options: Omit<AppModuleOptions, 'config'> & { env?: Record<string, string> } = {},
+  options: Omit<AppModuleOptions, 'config'> & { env?: Record<string, string>; imports?: Type[] } = {},
 ): Promise<NestExpressApplication> {
   const config = db.config(options.env);
   const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ ...options, config })],
+    imports: [AppModule.forRoot({ ...options, config }), ...(options.imports ?? [])],
   }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, { ...options, config });
   await app.init();
   return app;
+}
+
+/**
+ * Issues an API key in the app's database and returns its secret. Unless told otherwise the
+ * key is enterprise with limits no test reaches, so rate limits never get in a test's way.
+ */
+export async function issueApiKey(app: NestExpressApplication, input: Partial<NewApiKey> = {}): Promise<string> {
+  const plan = input.plan ?? 'enterprise';
+  const limits = plan === 'enterprise' ? { perMinute: 1_000_000_000, perDay: 2_000_000_000 } : {};
+  const { key } = await app.get(ApiKeysService).create({ name: 'test key', plan, ...limits, ...input });
+  return key;
 }

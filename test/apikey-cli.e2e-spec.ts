@@ -1,0 +1,238 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { BUILT_DIR, buildService, RunningService, startService } from './support/built-service.js';
+import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+
+/** The key tool as a user runs it (`npm run apikey -- …` is `node dist/cli/apikey.js …`). */
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function tool(args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(BUILT_DIR, 'cli/apikey.js'), ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Runs the tool with --json and returns the one JSON line it printed. */
+async function json<T>(args: string[], env: Record<string, string>): Promise<T> {
+  const run = await tool([...args, '--json'], env);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+  expect(run.stdout.endsWith('\n')).toBe(true);
+  expect(run.stdout.trimEnd().split('\n')).toHaveLength(1);
+  return JSON.parse(run.stdout) as T;
+}
+
+interface Listed {
+  id: number;
+  name: string;
+  plan: string;
+  perMinute: number;
+  perDay: number;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+const KEY = /ask_[0-9A-Za-z]{49}/;
+
+// Each run of the tool on the embedded database starts PGlite (seconds on a busy machine).
+jest.setTimeout(180_000);
+const START_TIMEOUT_MS = 90_000;
+
+/** What the service printed that matches, once it arrives through the pipe. */
+async function printed(svc: RunningService, pattern: RegExp): Promise<string | undefined> {
+  for (let i = 0; i < 100 && !pattern.test(svc.output()); i++) await new Promise((r) => setTimeout(r, 100));
+  return pattern.exec(svc.output())?.[0];
+}
+
+beforeAll(() => {
+  buildService();
+}, 180_000);
+
+describe.each(databaseKinds().map((k) => [k] as const))('the apikey tool on %s', (kind) => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  const secrets: string[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    env = db.env;
+  });
+
+  afterAll(async () => db?.drop());
+
+  it('creates keys and shows each secret once', async () => {
+    const a = await json<Listed & { key: string }>(['create', '--name', 'Alpha app', '--plan', 'pro'], env);
+    expect(a).toEqual({
+      id: expect.any(Number),
+      key: expect.stringMatching(new RegExp(`^${KEY.source}$`)),
+      name: 'Alpha app',
+      plan: 'pro',
+      perMinute: 300,
+      perDay: 10_000,
+      prefix: a.key.slice(0, 12),
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    const b = await json<Listed & { key: string }>(
+      ['create', '--name', 'Big customer', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '2000000'],
+      env,
+    );
+    expect(b).toMatchObject({ plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
+    const human = await tool(['create', '--name', 'Free tier', '--plan', 'free'], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/Issued API key \d+ "Free tier" \(plan free: 60\/minute, 1000\/day\)/);
+    expect(human.stdout).toMatch(KEY);
+    expect(human.stderr).not.toMatch(KEY);
+    secrets.push(a.key, b.key, KEY.exec(human.stdout)![0]);
+    expect(new Set(secrets).size).toBe(3);
+  });
+
+  it('lists keys in order of creation, never showing a secret', async () => {
+    const listed = await json<Listed[]>(['list'], env);
+    expect(listed.map((k) => k.name)).toEqual(['Alpha app', 'Big customer', 'Free tier']);
+    expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((x, y) => x - y));
+    for (const k of listed) expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'perDay', 'perMinute', 'plan', 'prefix', 'revokedAt']);
+    const human = await tool(['list'], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^ID\s+NAME\s+PLAN/);
+    expect(human.stdout).toContain('Big customer');
+    for (const out of [JSON.stringify(listed), human.stdout]) {
+      for (const secret of secrets) expect(out).not.toContain(secret.slice(12));
+    }
+  });
+
+  it('revokes a key, idempotently, and says so for an unknown id', async () => {
+    const [alpha] = await json<Listed[]>(['list'], env);
+    const revoked = await json<Listed & { alreadyRevoked: boolean }>(['revoke', String(alpha.id)], env);
+    expect(revoked).toMatchObject({ id: alpha.id, revokedAt: expect.any(String), alreadyRevoked: false });
+    const again = await tool(['revoke', String(alpha.id)], env);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/already revoked/);
+    const missing = await tool(['revoke', '999999'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no API key has id 999999/);
+    const [first] = await json<Listed[]>(['list'], env);
+    expect(first.revokedAt).toBe(revoked.revokedAt);
+  });
+
+  it('moves a key to another plan', async () => {
+    const listed = await json<Listed[]>(['list'], env);
+    const free = listed.find((k) => k.name === 'Free tier')!;
+    expect(await json<Listed>(['set-plan', String(free.id), 'business'], env)).toMatchObject({ plan: 'business', perMinute: 1000, perDay: 100_000 });
+    expect(await json<Listed>(['set-plan', String(free.id), 'enterprise', '--per-minute', '7', '--per-day', '70'], env)).toMatchObject({
+      plan: 'enterprise',
+      perMinute: 7,
+      perDay: 70,
+    });
+    const human = await tool(['set-plan', String(free.id), 'pro'], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/plan pro: 300\/minute, 10000\/day/);
+    const revoked = listed.find((k) => k.revokedAt !== null)!;
+    const refused = await tool(['set-plan', String(revoked.id), 'pro'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/revoked/);
+  });
+
+  it.each([
+    [[]],
+    [['create', '--name', 'x']],
+    [['create', '--name', 'x', '--plan', 'gold']],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10']],
+    [['create', '--name', 'x', '--plan', 'pro', '--per-day', '10']],
+    [['create', '--name', 'x', '--plan', 'pro', '--bogus']],
+    [['revoke', 'abc']],
+    [['set-plan', '1']],
+    [['delete', '1']],
+  ])('answers bad arguments %j with the usage on stderr and exit code 2', async (args) => {
+    const run = await tool(args, env);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^apikey: .+\n\nUsage: npm run apikey -- <command>/);
+  });
+
+  it('issues keys the service accepts, and refuses the revoked one', async () => {
+    const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    try {
+      const ok = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[1]}` } });
+      expect(ok.status).toBe(200);
+      const revoked = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[0]}` } });
+      expect(revoked.status).toBe(401);
+      expect(await revoked.json()).toEqual({ code: 'invalid_api_key', message: expect.any(String), status: 401 });
+    } finally {
+      await svc.stop();
+    }
+  });
+});
+
+const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
+
+describeIfPg('the apikey tool on an unmigrated PostgreSQL database', () => {
+  it('says to apply the migrations', async () => {
+    const db = await createTestDatabase('postgres', { migrate: false });
+    try {
+      const run = await tool(['list'], db.env);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/apply the migrations/);
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
+describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
+  let dir: string;
+  let server: RunningService | undefined;
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'animal-store-apikey-'));
+  });
+
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the first start prints a development key once; the tool refuses while the server holds DATA_DIR', async () => {
+    // NODE_ENV unset: development, as `npm start` runs on a developer's machine.
+    server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    const devKey = await printed(server, KEY);
+    expect(devKey).toBeDefined();
+    expect(server.output()).toMatch(/for local use only/);
+    expect(server.output().split(devKey!).length - 1).toBe(1);
+    expect((await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${devKey}` } })).status).toBe(200);
+
+    const refused = await tool(['list', '--json'], { DATA_DIR: dir });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(`is in use by process ${server.child.pid}`);
+    expect(refused.stderr).toMatch(/set DATABASE_URL/);
+
+    await server.stop(); // SIGTERM: the server releases DATA_DIR on its way out
+    server = undefined;
+    const listed = await json<Listed[]>(['list'], { DATA_DIR: dir });
+    expect(listed).toEqual([expect.objectContaining({ name: 'development key (local use only)', plan: 'free', revokedAt: null })]);
+    expect(listed[0].lastUsedAt).not.toBeNull();
+
+    server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect(server.output()).not.toMatch(KEY);
+    expect((await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${devKey}` } })).status).toBe(200);
+  });
+});
