@@ -88,7 +88,7 @@ export class RateLimitGuard extends ThrottlerGuard {
   /**
    * Counts the request once (a second call for the same request does nothing), sets the
    * headers, and throws the 429; a failing credential check (database down) is rethrown
-   * after the request was counted per address.
+   * after the request was counted per address, never turned into a 429.
    */
   async limit(context: ExecutionContext): Promise<void> {
     const req = context.switchToHttp().getRequest<LimitedRequest>();
@@ -119,8 +119,11 @@ export class RateLimitGuard extends ThrottlerGuard {
       banMs: this.config.rateLimitBanSeconds * 1000,
     });
     for (const [name, value] of Object.entries(rateLimitHeaders(result))) res.setHeader(name, value);
-    if (result.outcome !== 'allowed') throw this.refusal(result, nowMs, subject);
+    // Credentials that could not be checked (database down): the request was counted against
+    // its address for the headers, but the answer is the 503. A 429 would blame the client
+    // for a limit that is not its own (its key may be on any plan).
     if (deferred !== undefined) throw deferred;
+    if (result.outcome !== 'allowed') throw this.refusal(result, nowMs, subject);
   }
 
   private async window(context: ExecutionContext, throttler: ThrottlerOptions): Promise<WindowSpec> {
