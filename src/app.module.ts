@@ -12,6 +12,8 @@ import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { PrismaModule } from './prisma/prisma.module.js';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 export interface AppModuleOptions {
   /** Configuration to use instead of process.env (tests). */
@@ -31,13 +33,14 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [ConfigModule.forRoot(options.config), PrismaModule, AuthModule, HealthModule, PetsModule],
+      imports: [ConfigModule.forRoot(options.config), PrismaModule, AuthModule, RateLimitModule, HealthModule, PetsModule],
       providers: [
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         // Global guards run in the order listed. The rate-limit guard goes before this one (it
         // keys its counters on AuthService.resolve, memoised per request); then every route
         // not marked @Public() needs a valid bearer API key.
+        { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         // Interceptors run in this order: the body is parsed first, the result serialised last.

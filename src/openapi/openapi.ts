@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { BEARER_SCHEME } from '../auth/api-key-auth.decorator.js';
 import type { AppConfig } from '../config/config.js';
+import { documentRateLimitHeaders } from '../rate-limit/rate-limit.openapi.js';
 
 /**
  * The OpenAPI document, generated from the code's decorators. What decorators cannot say
@@ -27,6 +28,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   const doc = SwaggerModule.createDocument(app, builder.build(), {
     operationIdFactory: (_controller, method) => method,
   });
+  documentRateLimitHeaders(doc);
   // Both servers end in the version segment (contract, "Addresses and versions"), so paths
   // are written relative to it: /pets, not /v1/pets.
   doc.paths = Object.fromEntries(
