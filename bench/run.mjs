@@ -19,6 +19,7 @@
 //   BENCH_PROFILE=1     CPU-profile the PostgreSQL service during the measured listPets run (or
 //                       BENCH_PROFILE=<scenario>) and print the top functions (bench/cpu-profiler.mjs)
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist as it is
+//   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes (e.g. --max-semi-space-size=8)
 /* global fetch, AbortSignal, setTimeout, clearTimeout, setInterval, clearInterval */
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
@@ -574,6 +575,7 @@ async function main() {
     PUBLIC_BASE_URL: `http://127.0.0.1:${servicePort}/v1`,
     STAGING_BASE_URL: `http://127.0.0.1:${servicePort}/v1`,
     ...(prefixSupported ? { RATE_LIMIT_PREFIX: prefix } : {}),
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   };
   const profileFile = path.join(WORK, `${RUN_ID}-${PROFILE}.cpuprofile`);
   const nodeArgs = PROFILE ? ['--import', pathToFileURL(path.join(ROOT, 'bench/cpu-profiler.mjs')).href] : [];
@@ -659,7 +661,13 @@ async function main() {
     const server = await startServer(
       'embedded',
       [path.join(DIST, 'main.js')],
-      { NODE_ENV: 'production', DATA_DIR: dataDir, LOG_LEVEL: 'info', PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1` },
+      {
+        NODE_ENV: 'production',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'info',
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      },
       port,
     );
     const embeddedFeatures = await probeFeatures(server, embeddedKey);
@@ -724,7 +732,14 @@ async function main() {
   const result = {
     startedAt,
     finishedAt: new Date().toISOString(),
-    settings: { durationS: DURATION, warmupS: WARMUP, connections: CONNECTIONS, seedPets: SEED_PETS, profile: PROFILE },
+    settings: {
+      durationS: DURATION,
+      warmupS: WARMUP,
+      connections: CONNECTIONS,
+      seedPets: SEED_PETS,
+      profile: PROFILE,
+      serviceNodeOptions: process.env.BENCH_NODE_OPTIONS ?? null,
+    },
     machine: {
       cpu: `${cpus.length} × ${cpus[0]?.model ?? 'unknown'}`,
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
