@@ -1,8 +1,14 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Server } from 'node:http';
+import { Logger } from 'nestjs-pino';
 import { AppModule, AppModuleOptions } from './app.module.js';
-import { loadConfig } from './config/config.js';
+import { corsOptions, securityHeaders, testDelayMiddleware } from './common/http-edge.js';
+import { requestIdMiddleware } from './common/request-id.js';
+import { AppConfig, loadConfig } from './config/config.js';
+import { ShutdownService } from './health/shutdown.service.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { mountOpenApi } from './openapi/openapi.js';
 
 /**
@@ -15,8 +21,30 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
   express.set('trust proxy', config.trustProxy);
   express.disable('x-powered-by');
   express.set('etag', false);
+  // Every log of the process goes through pino: JSON lines, pretty in development.
+  app.useLogger(app.get(Logger));
+  // First on every request, in this order: its id, its metrics, security headers, CORS.
+  app.use(requestIdMiddleware());
+  app.use(app.get(MetricsService).httpMiddleware());
+  app.use(securityHeaders());
+  if (config.corsOrigins.length > 0) app.enableCors(corsOptions(config));
+  if (config.testDelayHeader) app.use(testDelayMiddleware());
+  configureServer(app, config);
   mountOpenApi(app, config);
-  app.enableShutdownHooks();
+  // Signals are handled by main.ts (onShutdownSignals): drain first, then close the app.
+}
+
+/**
+ * HTTP server settings. Keep-alive outlasts the balancer's idle timeout, so the balancer,
+ * not this server, closes idle connections (no 502 from a race); the headers and request
+ * timeouts stop slow clients from holding sockets. Requests are tracked for the shutdown drain.
+ */
+function configureServer(app: INestApplication, config: AppConfig): void {
+  const server = app.getHttpServer() as Server;
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  server.headersTimeout = config.headersTimeoutMs;
+  server.requestTimeout = config.requestTimeoutMs;
+  app.get(ShutdownService).attach(server);
 }
 
 export async function createApp(options: AppModuleOptions = {}): Promise<NestExpressApplication> {

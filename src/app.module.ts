@@ -10,6 +10,8 @@ import { JsonResponseInterceptor } from './common/json-response.interceptor.js';
 import type { AppConfig } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LoggingModule } from './logging/logging.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { PrismaModule } from './prisma/prisma.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
@@ -33,7 +35,16 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [ConfigModule.forRoot(options.config), PrismaModule, AuthModule, RateLimitModule, HealthModule, PetsModule],
+      imports: [
+        ConfigModule.forRoot(options.config),
+        LoggingModule,
+        MetricsModule,
+        PrismaModule,
+        AuthModule,
+        RateLimitModule,
+        HealthModule,
+        PetsModule,
+      ],
       providers: [
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
+import { onShutdownSignals } from './health/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
   let config;
@@ -15,6 +16,7 @@ async function bootstrap(): Promise<void> {
     throw err;
   }
   const app = await createApp({ config });
+  onShutdownSignals(app, config);
   await app.listen(config.port, config.host);
   new Logger('Main').log(`Animal Store API listening on http://${config.host}:${config.port} (public base ${config.publicBaseUrl})`);
 }

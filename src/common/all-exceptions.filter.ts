@@ -1,6 +1,8 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import type { Logger as PinoLogger } from 'pino';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
 import { isDatabaseUnavailable } from './database-errors.js';
 import { allowedMethods } from './route-table.js';
@@ -31,7 +33,10 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() private readonly metrics?: MetricsService,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -54,7 +59,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private toApiError(exception: unknown, req: Request): ApiError {
     if (exception instanceof ApiError) return exception;
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`database unavailable: ${describe(exception)}`);
+      this.metrics?.databaseError('unavailable');
+      this.log(req, 'warn', `database unavailable: ${describe(exception)}`);
       return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
         'Retry-After': String(DB_RETRY_AFTER_SECONDS),
       });
@@ -71,14 +77,26 @@ export class AllExceptionsFilter implements ExceptionFilter {
         return new ApiError(404, 'route_not_found', `No route matches ${req.method} ${req.path}.`);
       }
       if (status >= 500) {
-        this.logger.error(`unexpected ${status}: ${describe(exception)}`, (exception as Error).stack);
+        this.log(req, 'error', `unexpected ${status}: ${describe(exception)}`, exception);
         return internal();
       }
       const code = CODE_BY_STATUS[status] ?? (status >= 400 && status < 500 ? 'validation_failed' : 'internal_error');
       return new ApiError(status, code, statusMessage(exception));
     }
-    this.logger.error(`unhandled error on ${req.method} ${req.path}: ${describe(exception)}`, (exception as Error)?.stack);
+    if (isDatabaseError(exception)) this.metrics?.databaseError('query');
+    this.log(req, 'error', `unhandled error on ${req.method} ${req.path}: ${describe(exception)}`, exception);
     return internal();
+  }
+
+  /**
+   * Logs through the request's own pino logger (set by pino-http), so the line carries the
+   * request id that the client got in X-Request-Id; Nest's logger otherwise (unit tests).
+   */
+  private log(req: Request, level: 'warn' | 'error', message: string, err?: unknown): void {
+    const log = (req as { log?: PinoLogger }).log;
+    if (log) log[level]({ context: 'Errors', ...(err === undefined ? {} : { err }) }, message);
+    else if (level === 'warn') this.logger.warn(message);
+    else this.logger.error(message, (err as Error)?.stack);
   }
 }
 
@@ -97,6 +115,11 @@ function statusMessage(e: HttpException): string {
     return (response as { message: string }).message;
   }
   return e.message;
+}
+
+/** Errors raised by Prisma or its driver adapters (counted in database_errors_total). */
+function isDatabaseError(e: unknown): boolean {
+  return e instanceof Error && /^(PrismaClient|DriverAdapter)/.test(e.name);
 }
 
 function describe(e: unknown): string {

@@ -4,7 +4,7 @@
  * never disagree with the routes Nest registered.
  */
 interface RouteLayer {
-  route?: { methods: Record<string, boolean> };
+  route?: { path?: unknown; methods: Record<string, boolean> };
   match(path: string): boolean;
 }
 
@@ -13,6 +13,9 @@ export function allowedMethods(app: unknown, path: string): string[] {
   const methods = new Set<string>();
   for (const layer of stack) {
     if (!layer.route) continue;
+    // Nest mounts middleware for every path (the request logger) as app.all('{/*splat}'):
+    // such a route lists every method but serves none. No route of the API has a wildcard.
+    if (String(layer.route.path).includes('*')) continue;
     let matched: boolean;
     try {
       matched = layer.match(path);

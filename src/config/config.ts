@@ -32,6 +32,19 @@ export interface AppConfig {
   trustProxy: boolean | number | string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   migrationsDir: string;
+  /** Operations (graceful shutdown, server timeouts, readiness, metrics, CORS): see .env.example. */
+  shutdownDelayMs: number;
+  shutdownTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  readinessTimeoutMs: number;
+  /** Bearer token /metrics requires; undefined: open (keep it off the public network). */
+  metricsToken?: string;
+  /** Origins allowed by CORS; empty: CORS disabled. ['*'] allows any origin. */
+  corsOrigins: string[];
+  /** Test only (NODE_ENV=test): honour an X-Test-Delay-Ms request header, for shutdown tests. */
+  testDelayHeader: boolean;
   /** Secret mixed into stored API key hashes (HMAC-SHA256); undefined: plain SHA-256. */
   apiKeyPepper?: string;
   /**
@@ -141,6 +154,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       nodeEnv === 'test' ? 'warn' : 'info',
     ),
     migrationsDir: str(env, 'MIGRATIONS_DIR', 'prisma/migrations'),
+    ...operations(env, nodeEnv),
     apiKeyPepper: pepper(env),
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 2000, 0, 4999),
   };
@@ -152,4 +166,62 @@ function pepper(env: Env): string | undefined {
   // The value itself is never repeated in the message: it is a secret.
   if (raw.length < 32) throw new ConfigError(`API_KEY_PEPPER must be at least 32 characters long, got ${raw.length}`);
   return raw;
+}
+
+function operations(env: Env, nodeEnv: AppConfig['nodeEnv']) {
+  const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 30_000, 1000, 600_000);
+  const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000);
+  // Node refuses a request timeout shorter than the headers timeout.
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(
+      `REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must not be below HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+    );
+  }
+  const testDelayHeader = str(env, 'ENABLE_TEST_DELAY', 'false') === 'true';
+  if (testDelayHeader && nodeEnv !== 'test') {
+    throw new ConfigError('ENABLE_TEST_DELAY is only allowed with NODE_ENV=test');
+  }
+  const metricsToken = env.METRICS_TOKEN === undefined || env.METRICS_TOKEN === '' ? undefined : env.METRICS_TOKEN;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError(`METRICS_TOKEN must be at least 16 characters long, got ${metricsToken.length}`);
+  }
+  return {
+    // In production the balancer needs time to see readiness fail before the listener closes.
+    shutdownDelayMs: int(env, 'SHUTDOWN_DELAY_MS', nodeEnv === 'production' ? 5000 : 0, 0, 600_000),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    // Above the idle timeout of common balancers (AWS ALB 60 s), so they close idle connections first.
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
+    metricsToken,
+    corsOrigins: corsOrigins(env),
+    testDelayHeader,
+  };
+}
+
+function corsOrigins(env: Env): string[] {
+  const raw = str(env, 'CORS_ORIGINS', '').trim();
+  if (raw === '') return [];
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('CORS_ORIGINS is either * or a list of origins, not both');
+    return ['*'];
+  }
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    // An origin is scheme://host[:port], exactly as browsers send it: no path, no trailing slash.
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS entries must be origins such as https://app.example.com, got "${origin}"`);
+    }
+  }
+  return origins;
 }

@@ -1,41 +1,133 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorResult,
+  HealthIndicatorService,
+} from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator.js';
+import { DB_RETRY_AFTER_SECONDS } from '../common/all-exceptions.filter.js';
 import { ApiError } from '../common/api-error.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import type { Database } from '../prisma/database.js';
 import { pendingMigrations } from '../prisma/migrator.js';
 import { DATABASE } from '../prisma/prisma.tokens.js';
+import { RedisHealth } from './redis-health.js';
+import { ShutdownService } from './shutdown.service.js';
 
-/** Liveness and readiness for the load balancer; outside /v1, unauthenticated. */
+/** What a client may read about each failed check (details go to the log, not the response). */
+const FAILURE_MESSAGES: Record<string, string> = {
+  database: 'the database is unreachable',
+  migrations: 'database migrations are not applied',
+};
+
+/**
+ * Liveness and readiness for the load balancer and orchestrator; outside /v1, no API key,
+ * not rate limited.
+ *
+ * - /healthz: the process is up and its event loop answers. It checks no dependency, since
+ *   restarting the process would not bring a database back.
+ * - /readyz: this instance should receive traffic: not shutting down, the database answers,
+ *   every migration on disk is applied, and Redis (with REDIS_URL) answers PING. A Redis outage
+ *   reports `degraded` with 200: the rate limiter then counts per instance and the service
+ *   keeps serving (contract, "Rate limits"); failing readiness on every instance at once would
+ *   turn a Redis outage into a full one. Every other failure is 503 service_unavailable with
+ *   Retry-After, in the Error body.
+ */
 @ApiExcludeController()
 @Public()
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger('Readiness');
+  private wasReady?: boolean;
+
   constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly shutdown: ShutdownService,
+    private readonly redis: RedisHealth,
+    private readonly metrics: MetricsService,
     @Inject(DATABASE) private readonly db: Database,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get('healthz')
+  @HealthCheck({ noCache: true, swaggerDocumentation: false })
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('readyz')
-  async ready(): Promise<{ status: 'ready'; database: 'up'; migrations: 'applied' }> {
-    let pending: string[];
+  @HealthCheck({ noCache: true, swaggerDocumentation: false })
+  async ready(): Promise<HealthCheckResult> {
+    if (this.shutdown.isShuttingDown) throw unavailable('The instance is shutting down.');
+    const timeout = this.config.readinessTimeoutMs;
     try {
-      pending = await this.db.withRunner((sql) => pendingMigrations(sql, this.config.migrationsDir));
-    } catch {
-      throw new ApiError(503, 'service_unavailable', 'The database is unreachable.', undefined, { 'Retry-After': '5' });
+      const result = await this.health.check([
+        () =>
+          this.indicators
+            .check('database')
+            .attempt(() => this.databaseAnswers())
+            .withTimeout(timeout),
+        () =>
+          this.indicators
+            .check('migrations')
+            .attempt(() => this.migrationsApplied())
+            .withTimeout(timeout),
+        ...(this.redis.configured ? [() => this.redisStatus()] : []),
+      ]);
+      this.transition(true);
+      return result;
+    } catch (err) {
+      if (!(err instanceof ServiceUnavailableException)) throw err;
+      const failed = (err.getResponse() as HealthCheckResult).error ?? {};
+      if (failed.database) this.metrics.databaseError('unavailable');
+      this.transition(false, failed);
+      const reasons = Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`);
+      throw unavailable(`The instance is not ready: ${reasons.join('; ')}.`);
     }
-    if (pending.length > 0) {
-      throw new ApiError(503, 'service_unavailable', `Migrations not applied: ${pending.join(', ')}.`, undefined, {
-        'Retry-After': '5',
-      });
-    }
-    return { status: 'ready', database: 'up', migrations: 'applied' };
   }
+
+  private async databaseAnswers(): Promise<void> {
+    await this.db.withRunner((sql) => sql.query('SELECT 1'));
+  }
+
+  private async migrationsApplied(): Promise<void> {
+    const pending = await this.db.withRunner((sql) => pendingMigrations(sql, this.config.migrationsDir));
+    if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
+  }
+
+  private async redisStatus(): Promise<HealthIndicatorResult<'redis'>> {
+    const check = this.indicators.check('redis');
+    try {
+      await this.redis.ping();
+      return check.up();
+    } catch (err) {
+      return check.degraded({ message: `unreachable (${(err as Error).message}); rate limits count per instance` });
+    }
+  }
+
+  /** Logs when readiness changes, with the reasons, rather than on every probe. */
+  private transition(ready: boolean, failed: Partial<HealthIndicatorResult> = {}): void {
+    if (this.wasReady === ready) return;
+    this.wasReady = ready;
+    if (ready) {
+      this.logger.log('ready');
+    } else {
+      const details = Object.entries(failed).map(
+        ([key, value]) => `${key}: ${String(value?.message ?? value?.status)}`,
+      );
+      this.logger.warn(`not ready: ${details.join('; ')}`);
+    }
+  }
+}
+
+function unavailable(message: string): ApiError {
+  return new ApiError(503, 'service_unavailable', message, undefined, {
+    'Retry-After': String(DB_RETRY_AFTER_SECONDS),
+  });
 }

@@ -1,0 +1,51 @@
+import { ConfigError, loadConfig } from './config.js';
+
+describe('configuration of operations', () => {
+  it('defaults: no drain delay outside production, 5 s in production; keep-alive above balancer idle', () => {
+    const dev = loadConfig({});
+    expect(dev).toEqual(
+      expect.objectContaining({
+        shutdownDelayMs: 0,
+        shutdownTimeoutMs: 10_000,
+        keepAliveTimeoutMs: 65_000,
+        headersTimeoutMs: 30_000,
+        requestTimeoutMs: 60_000,
+        readinessTimeoutMs: 2000,
+        metricsToken: undefined,
+        corsOrigins: [],
+        testDelayHeader: false,
+      }),
+    );
+    expect(loadConfig({ NODE_ENV: 'production' }).shutdownDelayMs).toBe(5000);
+    expect(loadConfig({ NODE_ENV: 'production', SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs).toBe(0);
+  });
+
+  it('reads CORS_ORIGINS as a list of exact origins, or *', () => {
+    expect(loadConfig({ CORS_ORIGINS: ' https://a.example.com, http://localhost:5173 ' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://localhost:5173',
+    ]);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    for (const bad of ['https://a.example.com/', 'a.example.com', 'ftp://a.example.com', '*,https://a.example.com']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(ConfigError);
+    }
+  });
+
+  it('refuses a request timeout below the headers timeout, naming both', () => {
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' })).toThrow(
+      /REQUEST_TIMEOUT_MS .* HEADERS_TIMEOUT_MS/,
+    );
+  });
+
+  it('allows the test delay header only under NODE_ENV=test', () => {
+    expect(loadConfig({ NODE_ENV: 'test', ENABLE_TEST_DELAY: 'true' }).testDelayHeader).toBe(true);
+    expect(() => loadConfig({ NODE_ENV: 'production', ENABLE_TEST_DELAY: 'true' })).toThrow(/ENABLE_TEST_DELAY/);
+  });
+
+  it('wants a METRICS_TOKEN of at least 16 characters, without echoing it', () => {
+    expect(loadConfig({ METRICS_TOKEN: 'x'.repeat(16) }).metricsToken).toBe('x'.repeat(16));
+    expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(
+      /METRICS_TOKEN must be at least 16 characters long, got 12$/,
+    );
+  });
+});

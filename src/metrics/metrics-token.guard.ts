@@ -1,0 +1,38 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request } from 'express';
+import { ApiError } from '../common/api-error.js';
+import type { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+
+/**
+ * With METRICS_TOKEN set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`
+ * (Prometheus: `authorization: {credentials: ...}` in the scrape config). Without it, /metrics
+ * is open, for scrapers on a private network.
+ */
+@Injectable()
+export class MetricsTokenGuard implements CanActivate {
+  private readonly expected?: Buffer;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    if (config.metricsToken) this.expected = digest(config.metricsToken);
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    if (!this.expected) return true;
+    const header = context.switchToHttp().getRequest<Request>().headers.authorization;
+    if (header === undefined || header.trim() === '') {
+      throw new ApiError(401, 'missing_api_key', 'The metrics endpoint needs "Authorization: Bearer <metrics token>".');
+    }
+    const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+    // Digests have equal length whatever was sent, so the comparison is constant-time.
+    if (!match || !timingSafeEqual(digest(match[1]), this.expected)) {
+      throw new ApiError(401, 'invalid_api_key', 'The metrics token is not valid.');
+    }
+    return true;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

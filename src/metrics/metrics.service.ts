@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PLANS } from '../auth/auth.types.js';
+import { routeTemplate } from '../common/route-template.js';
+
+/** Why the rate limiter refused a request (the Error body's code). */
+export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';
+
+/** What kind of database failure was seen. */
+export type DatabaseErrorKind = 'unavailable' | 'query';
+
+/**
+ * The service's Prometheus metrics, served at /metrics. Each application instance has its own
+ * registry (never prom-client's global one), so tests that build several apps in one process
+ * do not collide and every app reports only its own requests.
+ *
+ * Other modules record through the methods below: the rate limiter calls rateLimitRejected,
+ * Redis users call redisError, the exception filter and readiness call databaseError.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  private readonly requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Duration of HTTP requests, by method, route template and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  private readonly inFlight = new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'HTTP requests being served right now.',
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitRejections = new Counter({
+    name: 'rate_limit_rejections_total',
+    help: 'Requests refused with 429 by the rate limiter, by plan (anonymous: no valid key) and code.',
+    labelNames: ['plan', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly databaseErrors = new Counter({
+    name: 'database_errors_total',
+    help: 'Database failures seen by the service: unavailable (unreachable, timed out) or query (other errors).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly redisErrors = new Counter({
+    name: 'redis_errors_total',
+    help: 'Redis failures (connection errors, failed or timed-out commands), by the component that saw them.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    // Series exist from the start at 0, so rates and alerts work before the first event.
+    for (const plan of [...PLANS, 'anonymous']) this.rateLimitRejections.inc({ plan, code: 'rate_limit_exceeded' }, 0);
+    for (const kind of ['unavailable', 'query'] as const) this.databaseErrors.inc({ kind }, 0);
+  }
+
+  /** Counts a 429: `plan` is the key's plan, or 'anonymous' for requests limited per address. */
+  rateLimitRejected(plan: string, code: RateLimitRejection = 'rate_limit_exceeded'): void {
+    this.rateLimitRejections.inc({ plan, code });
+  }
+
+  databaseError(kind: DatabaseErrorKind): void {
+    this.databaseErrors.inc({ kind });
+  }
+
+  /** Counts a Redis failure; `source` names the component, e.g. 'rate-limit' or 'readiness'. */
+  redisError(source: string): void {
+    this.redisErrors.inc({ source });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /**
+   * Express middleware measuring every request: in flight from arrival, and on completion (or
+   * the client going away) its duration by method, route template and status. Mounted first
+   * in configureApp, so requests refused before routing are counted too.
+   */
+  httpMiddleware() {
+    return (req: Request, res: Response, next: NextFunction): void => {
+      const started = process.hrtime.bigint();
+      this.inFlight.inc();
+      res.once('close', () => {
+        this.inFlight.dec();
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        // 499 (nginx's "client closed request"): the client left before the response was complete.
+        const status = res.writableFinished ? res.statusCode : 499;
+        this.requestDuration.observe(
+          { method: req.method, route: routeTemplate(req), status_code: String(status) },
+          seconds,
+        );
+      });
+      next();
+    };
+  }
+}
