@@ -10,6 +10,7 @@ const validate = (value: unknown) => pipe.transform(value, { type: 'body', metat
 
 const goodName = fc
   .string({ unit: 'grapheme', minLength: 1, maxLength: 120 })
+  // eslint-disable-next-line no-control-regex
   .filter((s) => /\S/.test(s) && !/[\u0000-\u001f\u007f]/.test(s) && [...s].length <= 255);
 const goodCategory = fc.oneof(
   fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
