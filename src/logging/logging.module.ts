@@ -88,7 +88,13 @@ export async function loggerParams(config: AppConfig, destination?: DestinationS
 async function prettyStream(): Promise<DestinationStream | undefined> {
   try {
     const { default: pretty } = await import('pino-pretty');
-    return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    return pretty({
+      colorize: true,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,context',
+      messageFormat: '{if context}[{context}] {end}{msg}',
+    });
   } catch {
     return undefined;
   }
