@@ -167,11 +167,20 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
   });
 
   it('bans a key refused more than 20 times in one limited period for 15 minutes', async () => {
+    /** The rejection counter of /metrics for plan free and one code. */
+    const rejected = async (code: string): Promise<number> => {
+      const text = (await http().get('/metrics')).text;
+      const line = text.split('\n').find((l) => l.startsWith('rate_limit_rejections_total{') && l.includes('plan="free"') && l.includes(`code="${code}"`));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = { limited: await rejected('rate_limit_exceeded'), banned: await rejected('api_key_temporarily_banned') };
     const key = await issueApiKey(app, { plan: 'free' });
     for (let i = 0; i < 60; i++) expect((await http().get('/v1/pets').set(as(key))).status).toBe(200);
     for (let i = 0; i < 20; i++) expect429(await http().get('/v1/pets').set(as(key)), 'rate_limit_exceeded', 50);
     const banned = await http().get('/v1/pets').set(as(key));
     expect429(banned, 'api_key_temporarily_banned', 900);
+    expect(await rejected('rate_limit_exceeded')).toBe(before.limited + 20);
+    expect(await rejected('api_key_temporarily_banned')).toBe(before.banned + 1);
     expect(limits(banned)).toEqual({ limit: 60, remaining: 0, reset: epoch(noon) + 900 });
     // Still banned in the next minute windows, to the last second; other keys are unaffected.
     clock.set(new Date(Date.parse(noon) + 899_000));

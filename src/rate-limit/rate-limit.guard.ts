@@ -13,6 +13,7 @@ import { declaredAuthMode } from '../auth/auth-mode.js';
 import { AuthService } from '../auth/auth.service.js';
 import type { Limits } from '../auth/plans.js';
 import { PLAN_LIMITS } from '../auth/plans.js';
+import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
 import { ApiError } from '../common/api-error.js';
 import { Clock } from '../common/clock.js';
 import type { AppConfig } from '../config/config.js';
@@ -75,6 +76,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     private readonly auth: AuthService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {
     super(options, store, reflector);
   }
@@ -98,8 +100,10 @@ export class RateLimitGuard extends ThrottlerGuard {
 
     let deferred: unknown;
     let subject: RateLimitSubject;
+    let plan = 'anonymous';
     try {
       const auth = await this.auth.resolve(req);
+      if (auth.ok) plan = auth.principal.plan;
       subject = auth.ok
         ? { id: `key:${auth.principal.keyId}`, perMinute: auth.principal.perMinute, perDay: auth.principal.perDay }
         : { id: `ip:${clientAddress(req)}`, ...PLAN_LIMITS.free };
@@ -123,7 +127,11 @@ export class RateLimitGuard extends ThrottlerGuard {
     // its address for the headers, but the answer is the 503. A 429 would blame the client
     // for a limit that is not its own (its key may be on any plan).
     if (deferred !== undefined) throw deferred;
-    if (result.outcome !== 'allowed') throw this.refusal(result, nowMs, subject);
+    if (result.outcome !== 'allowed') {
+      const refusal = this.refusal(result, nowMs, subject);
+      this.metrics.rateLimitRejected(plan, refusal.code as RateLimitRejection);
+      throw refusal;
+    }
   }
 
   private async window(context: ExecutionContext, throttler: ThrottlerOptions): Promise<WindowSpec> {

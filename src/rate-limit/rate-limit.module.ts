@@ -4,13 +4,14 @@ import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../common/clock.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { RateLimitGuard, THROTTLERS } from './rate-limit.guard.js';
 import { RateLimitStore } from './rate-limit.store.js';
 import { RedisRateLimitStore } from './redis.store.js';
 import { UnmatchedRouteRateLimiter } from './unmatched-routes.js';
 
-export function createRateLimitStore(config: AppConfig, clock: Clock): RateLimitStore {
+export function createRateLimitStore(config: AppConfig, clock: Clock, metrics?: MetricsService): RateLimitStore {
   const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys);
   if (!config.redisUrl) return memory;
   return new RedisRateLimitStore(clock, memory, {
@@ -18,12 +19,13 @@ export function createRateLimitStore(config: AppConfig, clock: Clock): RateLimit
     prefix: config.rateLimitPrefix,
     commandTimeoutMs: config.redisCommandTimeoutMs,
     connectTimeoutMs: config.redisConnectTimeoutMs,
+    onError: () => metrics?.redisError('rate-limit'),
   });
 }
 
 /** The counters: Redis with REDIS_URL, else process memory. */
 @Module({
-  providers: [{ provide: RateLimitStore, inject: [APP_CONFIG, Clock], useFactory: createRateLimitStore }],
+  providers: [{ provide: RateLimitStore, inject: [APP_CONFIG, Clock, MetricsService], useFactory: createRateLimitStore }],
   exports: [RateLimitStore],
 })
 export class RateLimitStoreModule {}

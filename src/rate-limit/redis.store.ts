@@ -77,6 +77,8 @@ export interface RedisStoreOptions {
   prefix: string;
   commandTimeoutMs: number;
   connectTimeoutMs: number;
+  /** Called on every Redis error (metrics). */
+  onError?: (err: unknown) => void;
 }
 
 const OUTCOMES: Outcome[] = ['allowed', 'limited', 'banned'];
@@ -237,6 +239,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   }
 
   private markDown(err: unknown): void {
+    this.options.onError?.(err);
     if (this.degraded) return;
     this.degraded = true;
     const reason = err instanceof Error ? err.message : String(err);
