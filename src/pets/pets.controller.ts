@@ -8,6 +8,9 @@ import { ApiError } from '../common/api-error.js';
 import { toPositiveInt64 } from '../common/int64.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
+import type { IdempotencyClaim } from '../idempotency/idempotency.service.js';
+import { Idempotent, IdempotencyClaimParam } from '../idempotency/idempotent.decorator.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { SunsetGuard, GET_PET_SUNSET } from './deprecation.js';
 import { CreatePetDto } from './dto/create-pet.dto.js';
@@ -66,16 +69,32 @@ export class PetsController {
     status: 201,
     description: 'The stored animal with its assigned id.',
     type: PetDto,
-    headers: { Location: { description: 'URL of the new animal.', schema: { type: 'string' } } },
+    headers: {
+      Location: { description: 'URL of the new animal.', schema: { type: 'string' } },
+      [IDEMPOTENT_REPLAYED_HEADER]: {
+        description: 'Present, `true`, when this is the replayed response of an earlier request with the same Idempotency-Key.',
+        schema: { type: 'string', enum: ['true'] },
+      },
+    },
   })
   @ApiErrorResponses(400, 413, 415)
-  async create(@Body() body: CreatePetDto, @Res({ passthrough: true }) res: Response): Promise<Pet> {
-    const pet = await this.pets.create({
-      name: body.name,
-      categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
-      status: body.status ?? 'available',
-    });
-    res.setHeader('Location', `${this.config.publicBaseUrl}/pets/${pet.id}`);
+  @Idempotent('createPet')
+  async create(
+    @Body() body: CreatePetDto,
+    @Res({ passthrough: true }) res: Response,
+    @IdempotencyClaimParam() idempotency?: IdempotencyClaim,
+  ): Promise<Pet> {
+    const location = (pet: Pet) => `${this.config.publicBaseUrl}/pets/${pet.id}`;
+    const pet = await this.pets.create(
+      {
+        name: body.name,
+        categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
+        status: body.status ?? 'available',
+      },
+      // With an Idempotency-Key, the response is recorded in the transaction that creates the pet.
+      idempotency && ((tx, created) => idempotency.complete(tx, { status: 201, body: created, location: location(created) })),
+    );
+    res.setHeader('Location', location(pet));
     return pet;
   }
 

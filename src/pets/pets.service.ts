@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import type { Prisma } from '../generated/prisma/client.js';
+import { IDEMPOTENT_TRANSACTION_MAX_WAIT_MS, IDEMPOTENT_TRANSACTION_TIMEOUT_MS } from '../idempotency/idempotency.service.js';
 import { PrismaService } from '../prisma/prisma.service.js';
 import type { PetStatus } from './pet-status.js';
 
@@ -64,8 +66,20 @@ export class PetsService {
     return { pets, nextAfter: more ? pets[pets.length - 1].id : null };
   }
 
-  create(pet: NewPet): Promise<Pet> {
-    return this.prisma.pet.create({ data: pet, select: PET_FIELDS });
+  /**
+   * Stores an animal. `alongside` runs in the same transaction once the row exists (the
+   * Idempotency-Key record): both commit, or neither does.
+   */
+  create(pet: NewPet, alongside?: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>): Promise<Pet> {
+    if (!alongside) return this.prisma.pet.create({ data: pet, select: PET_FIELDS });
+    return this.prisma.$transaction(
+      async (tx) => {
+        const created = await tx.pet.create({ data: pet, select: PET_FIELDS });
+        await alongside(tx, created);
+        return created;
+      },
+      { maxWait: IDEMPOTENT_TRANSACTION_MAX_WAIT_MS, timeout: IDEMPOTENT_TRANSACTION_TIMEOUT_MS },
+    );
   }
 
   async findOne(id: bigint): Promise<Pet | null> {
