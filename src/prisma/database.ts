@@ -52,27 +52,60 @@ export function openPostgres(config: AppConfig): Database {
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
     statement_timeout: config.dbStatementTimeoutMs,
+    // The server enforces statement_timeout, but a server that has gone silent (a network
+    // partition drops packets, no reset) cannot: this client-side bound keeps a request from
+    // waiting for ever on a connection that will never answer ("Query read timeout", a 503).
+    query_timeout: config.dbStatementTimeoutMs + 1000,
     idleTimeoutMillis: 30_000,
   };
+  const pool = resilientPool(poolConfig);
   // A separate small pool for health checks keeps readiness honest when the main pool is busy.
-  const healthPool = new pg.Pool({ ...poolConfig, max: 1 });
-  healthPool.on('error', () => {}); // idle client errors (server restart) are not fatal
+  const healthPool = resilientPool({ ...poolConfig, max: 1 });
   return {
     kind: 'postgres',
-    adapter: new PrismaPg(poolConfig, {
+    adapter: new PrismaPg(pool, {
       onPoolError: () => {},
       onConnectionError: () => {},
     }),
     async withRunner(fn) {
       const client = await healthPool.connect();
+      let broken: Error | undefined;
+      const onError = (err: Error) => (broken = err);
+      client.on('error', onError);
       try {
         return await fn(pgClientRunner(client));
+      } catch (err) {
+        broken ??= err as Error;
+        throw err;
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        // A client whose connection died, or whose query timed out, is discarded, not pooled.
+        client.release(broken);
       }
     },
-    close: () => healthPool.end(),
+    async close() {
+      await Promise.all([pool, healthPool].filter((p) => !p.ending).map((p) => p.end()));
+    },
   };
+}
+
+/**
+ * A pg pool whose connections can die at any moment without taking the process with them.
+ *
+ * A pg client emits 'error' when its connection dies outside a query (pg_terminate_backend, a
+ * server restart, a network cut). pg-pool listens while the client is idle in the pool, and
+ * @prisma/adapter-pg while it holds one for a transaction, but not in between: a connection
+ * terminated right after it was established (the FATAL arrives in the same read as
+ * ReadyForQuery, before the borrower had a chance to listen) or while the health check holds
+ * it would emit an unheard 'error', which Node turns into an uncaught exception. So every
+ * client gets a listener of its own for life. The failure still reaches whoever uses the
+ * client: its next query fails ("not queryable", a 503), and the pool discards it on release.
+ */
+function resilientPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on('error', () => {}); // an idle client died: the pool has already removed it
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
 }
 
 /** Applies migrations to DATABASE_URL on one dedicated connection (the migrate command). */

@@ -7,6 +7,8 @@ import net from 'node:net';
 export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  private readonly pairs = new Set<[net.Socket, net.Socket]>();
+  private frozen = false;
   port = 0;
 
   constructor(
@@ -15,11 +17,24 @@ export class TcpProxy {
   ) {}
 
   async start(port = this.port): Promise<number> {
+    this.frozen = false;
     this.server = net.createServer((client) => {
+      this.sockets.add(client);
+      client.on('close', () => this.sockets.delete(client));
+      client.on('error', () => client.destroy());
+      if (this.frozen) {
+        client.pause(); // accepted, never answered
+        return;
+      }
       const upstream = net.connect(this.targetPort, this.targetHost);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
+      const pair: [net.Socket, net.Socket] = [client, upstream];
+      this.pairs.add(pair);
+      this.sockets.add(upstream);
+      upstream.on('close', () => {
+        this.sockets.delete(upstream);
+        this.pairs.delete(pair);
+      });
+      for (const s of pair) {
         s.on('error', () => {
           client.destroy();
           upstream.destroy();
@@ -35,10 +50,25 @@ export class TcpProxy {
     return this.port;
   }
 
+  /**
+   * A black hole, as when a network partition drops packets: open connections stay open but
+   * carry nothing more either way, and new ones are accepted but never answered. stop() ends it.
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
   /** Refuses new connections and resets every open one. */
   async stop(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+    this.pairs.clear();
     if (this.server) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     this.server = undefined;
   }
