@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from 'node:http';
 import { Logger } from 'nestjs-pino';
 import { AppModule, AppModuleOptions } from './app.module.js';
+import { answerClientErrors } from './common/client-errors.js';
 import { corsOptions, securityHeaders, testDelayMiddleware } from './common/http-edge.js';
 import { requestIdMiddleware } from './common/request-id.js';
 import { AppConfig, loadConfig } from './config/config.js';
@@ -44,6 +45,8 @@ function configureServer(app: INestApplication, config: AppConfig): void {
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   server.headersTimeout = config.headersTimeoutMs;
   server.requestTimeout = config.requestTimeoutMs;
+  // What those timeouts, oversized headers and malformed HTTP get: the Error body, then close.
+  answerClientErrors(server);
   app.get(ShutdownService).attach(server);
 }
 

@@ -1,0 +1,53 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ErrorBody, ErrorCode } from './api-error.js';
+
+/**
+ * Requests Node's HTTP server refuses before any route sees them: headers over the size limit
+ * (16 KiB), malformed HTTP, a client too slow to send its headers (HEADERS_TIMEOUT_MS) or its
+ * request (REQUEST_TIMEOUT_MS), an Expect header Node does not know. Node would answer with a
+ * bare status line; these get the Error body like every other error (contract, "Errors"), and
+ * the connection is closed.
+ *
+ * The codes are the contract's own: 431 and 413 alike are `payload_too_large`, and 400 and 408
+ * `validation_failed`, as the exception filter maps any other 4xx.
+ */
+const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'payload_too_large', message: 'The request headers are too large (at most 16 KiB).' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'payload_too_large', message: 'The chunk extensions of the request body are too large.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'validation_failed', message: 'The request was not received completely in time.' },
+};
+const BAD_REQUEST = { status: 400, code: 'validation_failed' as ErrorCode, message: 'The request is not valid HTTP/1.1.' };
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large' };
+
+export function answerClientErrors(server: Server): void {
+  // An Expect header other than 100-continue: Node would answer a bare 417 itself.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const body: ErrorBody = { code: 'invalid_parameter', message: 'Expect: only 100-continue is supported.', status: 417 };
+    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
+    res.end(JSON.stringify(body));
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // As Node does: answer only when nothing of a response has been written on this socket yet
+    // (never corrupt one in progress), and never to a peer that has gone away.
+    const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !inProgress?.headersSent && err.code !== 'ECONNRESET') {
+      const answer = ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
+      const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status };
+      const text = JSON.stringify(body);
+      socket.end(
+        `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(text)}\r\n` +
+          'Connection: close\r\n\r\n' +
+          text,
+      );
+      // end() flushes the answer; destroy whatever is left once it has been written.
+      socket.once('finish', () => socket.destroy());
+      setTimeout(() => socket.destroy(), 1000).unref();
+      return;
+    }
+    socket.destroy();
+  });
+}
