@@ -64,7 +64,7 @@ describeIfPg('database faults under traffic (PostgreSQL)', () => {
     await proxy?.stop(); // first: whatever still waits on the database fails now
     await app?.close();
     await db?.drop();
-  });
+  }, 60_000);
 
   const http = () => request(app.getHttpServer());
   const auth = (r: request.Test) => r.set('Authorization', `Bearer ${key}`).timeout(REQUEST_DEADLINE_MS);

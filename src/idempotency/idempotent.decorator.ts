@@ -1,7 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
-import { ApiHeader } from '@nestjs/swagger';
+import { ApiHeader, ApiResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiErrorResponses } from '../common/api-responses.decorator.js';
+import { ErrorDto } from '../common/error.dto.js';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
 import { claimOf, IDEMPOTENT_OPERATION, IdempotencyInterceptor } from './idempotency.interceptor.js';
 
@@ -24,7 +25,13 @@ export function Idempotent(operation: string): MethodDecorator {
         `still running a 409. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good choice.`,
       schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
     }),
-    ApiErrorResponses(409, 422),
+    ApiResponse({
+      status: 409,
+      description: 'A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`); retry after Retry-After.',
+      type: ErrorDto,
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying (1).', schema: { type: 'integer', minimum: 1 } } },
+    }),
+    ApiErrorResponses(422),
   );
 }
 
