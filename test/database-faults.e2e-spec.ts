@@ -4,6 +4,7 @@ import request from 'supertest';
 import { PrismaService } from '../src/prisma/prisma.service.js';
 import { issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { redisEnv } from './support/redis-env.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
 /**
@@ -33,6 +34,7 @@ describeIfPg('database faults under traffic (PostgreSQL)', () => {
   let dbName: string;
   let admin: pg.Client;
   let seq = 0;
+  const redis = redisEnv('faults');
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
@@ -52,6 +54,7 @@ describeIfPg('database faults under traffic (PostgreSQL)', () => {
         API_KEY_CACHE_TTL_MS: '0',
         // FAULTS_LOG=error shows what the service logged for an unexpected answer.
         LOG_LEVEL: process.env.FAULTS_LOG ?? 'silent',
+        ...redis.env,
       },
     });
     key = await issueApiKey(app);
@@ -64,6 +67,7 @@ describeIfPg('database faults under traffic (PostgreSQL)', () => {
     await proxy?.stop(); // first: whatever still waits on the database fails now
     await app?.close();
     await db?.drop();
+    await redis.cleanup();
   }, 60_000);
 
   const http = () => request(app.getHttpServer());

@@ -7,6 +7,7 @@ import { PrismaService } from '../src/prisma/prisma.service.js';
 import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
 import { buildRequest, rawExchange, RawRequest, RawResponse } from './support/raw-http.js';
+import { redisEnv } from './support/redis-env.js';
 
 /**
  * Hostile input against the running application (the production module, a real database, a
@@ -16,8 +17,9 @@ import { buildRequest, rawExchange, RawRequest, RawResponse } from './support/ra
  * nothing is stored but the animals whose creation was answered 201.
  *
  * FUZZ_RUNS sets the total number of cases (default 10,400, about a minute on the embedded
- * database); FUZZ_SEED replays a run. The suite runs on the embedded database, and with
- * DATABASE_URL a tenth of the cases again on PostgreSQL.
+ * database); FUZZ_SEED replays a run; FUZZ_STATS=1 prints the answers per status. The suite
+ * runs on the embedded database, and with DATABASE_URL a tenth of the cases again on
+ * PostgreSQL; with REDIS_URL the rate limiter counts in Redis.
  */
 const TOTAL = Number(process.env.FUZZ_RUNS ?? 10_400);
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -212,9 +214,12 @@ describe.each(databaseKinds().map((k, i) => [k, i === 0 ? 1 : 0.1] as const))('f
   // under test (per-address limits have tests of their own).
   const clock = new FakeClock();
 
+  // With REDIS_URL (CI), the counters live in Redis, as in production.
+  const redis = redisEnv('fuzz');
+
   beforeAll(async () => {
     db = await createTestDatabase(kind);
-    app = await startTestApp(db, { clock });
+    app = await startTestApp(db, { clock, env: redis.env });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as AddressInfo).port;
     key = await issueApiKey(app);
@@ -223,6 +228,7 @@ describe.each(databaseKinds().map((k, i) => [k, i === 0 ? 1 : 0.1] as const))('f
   afterAll(async () => {
     await app?.close();
     await db?.drop();
+    await redis.cleanup();
   });
 
   const auth = `Authorization: Bearer `;
