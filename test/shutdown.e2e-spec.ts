@@ -138,7 +138,9 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
         );
         if (!refused) await sleep(50);
       }
-      expect(refused).toBe('ECONNREFUSED');
+      // Refused by the closed listener, or (Node 24) accepted by the kernel just before the close
+      // and reset unanswered as an idle connection: either way no new request is served.
+      expect(['ECONNREFUSED', 'ECONNRESET']).toContain(refused);
 
       const done = await slow;
       expect(done.status).toBe(200);
