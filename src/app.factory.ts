@@ -50,10 +50,15 @@ function configureServer(app: INestApplication, config: AppConfig): void {
   app.get(ShutdownService).attach(server);
 }
 
+/** Options of the Nest application, shared with the HTTP tests' TestingModule. */
+export const APP_OPTIONS = {
+  // Bodies are read by JsonBodyInterceptor, losslessly and after the guards.
+  bodyParser: false,
+} as const;
+
 export async function createApp(options: AppModuleOptions = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), {
-    // Bodies are read by JsonBodyInterceptor, losslessly and after the guards.
-    bodyParser: false,
+    ...APP_OPTIONS,
     bufferLogs: true,
   });
   configureApp(app, options);
