@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { LoggerModule, Params } from 'nestjs-pino';
-import { DestinationStream, LevelWithSilent, LoggerOptions, stdTimeFunctions } from 'pino';
+import { destination as pinoDestination, DestinationStream, LevelWithSilent, LoggerOptions, stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
 import { principalOf } from '../auth/auth.service.js';
 import { requestIdFor } from '../common/request-id.js';
@@ -75,10 +75,20 @@ export async function loggerParams(config: AppConfig, destination?: DestinationS
     customSuccessObject: (req, res, value: { responseTime: number }) => accessLog(req, res, value.responseTime),
     customErrorObject: (req, res, _err, value: { responseTime: number }) => accessLog(req, res, value.responseTime),
   };
-  const stream = destination ?? (pretty ? await prettyStream() : undefined);
+  const stream = destination ?? (pretty ? await prettyStream() : stdoutStream());
   return {
     pinoHttp: (stream ? [http, stream] : http) as Params<IncomingMessage, ServerResponse>['pinoHttp'],
   };
+}
+
+/**
+ * stdout, written asynchronously: a line is handed to the kernel off the request path, and
+ * lines logged while a write is under way go out together in the next one, so logging never
+ * blocks a request on a slow pipe and costs one write per batch, not one per line, under
+ * load. pino flushes what is left synchronously when the process exits.
+ */
+function stdoutStream(): DestinationStream {
+  return pinoDestination({ dest: 1, sync: false });
 }
 
 /**

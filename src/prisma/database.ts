@@ -19,8 +19,26 @@ export interface Database {
   adapter: DriverAdapter;
   /** Runs raw SQL outside Prisma (health checks). */
   withRunner<T>(fn: (db: SqlRunner) => Promise<T>): Promise<T>;
+  /**
+   * Runs one of the hot path's reads outside Prisma, on the same connections: on PostgreSQL as
+   * a named prepared statement (parsed and planned once per connection, not per request), on
+   * PGlite as is. int8 columns come back as bigint.
+   */
+  read<T>(statement: PreparedRead, params: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
+
+/** A read statement with a name unique in the process (its prepared-statement name). */
+export interface PreparedRead {
+  name: string;
+  text: string;
+}
+
+/** pg parses int8 (oid 20) as a string by default; the service's ids are bigint. */
+const BIGINT_RESULTS: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? BigInt : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
 
 export async function openEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
   const lock: DataDirLock = acquireDataDirLock(config.dataDir, purpose);
@@ -36,6 +54,9 @@ export async function openEmbedded(config: AppConfig, log: (msg: string) => void
     kind: 'embedded',
     adapter: new PrismaPGlite(db),
     withRunner: (fn) => fn(pgliteRunner(db)),
+    // PGlite returns int8 as bigint already.
+    read: async <T>(statement: PreparedRead, params: readonly unknown[]) =>
+      (await db.query<T>(statement.text, params as unknown[])).rows,
     async close() {
       try {
         if (!db.closed) await db.close();
@@ -67,6 +88,15 @@ export function openPostgres(config: AppConfig): Database {
       onPoolError: () => {},
       onConnectionError: () => {},
     }),
+    read: async <T>(statement: PreparedRead, params: readonly unknown[]) =>
+      (
+        await pool.query<T & pg.QueryResultRow>({
+          name: statement.name,
+          text: statement.text,
+          values: params as unknown[],
+          types: BIGINT_RESULTS,
+        })
+      ).rows,
     async withRunner(fn) {
       const client = await healthPool.connect();
       let broken: Error | undefined;

@@ -108,6 +108,8 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     this.redis = new Redis(options.url, {
       lazyConnect: true,
       enableOfflineQueue: false,
+      // Commands issued in the same event-loop turn (concurrent requests) go out in one write.
+      enableAutoPipelining: true,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       commandTimeout: options.commandTimeoutMs,
