@@ -20,6 +20,9 @@
 //                       BENCH_PROFILE=<scenario>) and print the top functions (bench/cpu-profiler.mjs)
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist as it is
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes (e.g. --max-semi-space-size=8)
+//   BENCH_NODE          the Node.js both servers run on: a major version fetched from the npm
+//                       registry's `node` package (24, the production image's runtime, by default),
+//                       `current` for the Node running this script, or a path to a node binary
 /* global fetch, AbortSignal, setTimeout, clearTimeout, setInterval, clearInterval */
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
@@ -70,6 +73,30 @@ const PROFILE =
       ? 'listPets'
       : process.env.BENCH_PROFILE;
 const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
+
+/**
+ * The Node.js the service and the baseline run on. By default the production image's
+ * runtime (Node 24 LTS, from the npm registry's `node` package, as scripts/test-node24.sh
+ * does), so the figures are those of what is deployed; both servers always share it.
+ */
+function resolveNode(wanted) {
+  if (wanted === 'current') return process.execPath;
+  if (!/^\d+(\.\d+){0,2}$/.test(wanted)) {
+    if (!existsSync(wanted)) throw new Error(`BENCH_NODE: no node binary at ${wanted}`);
+    return wanted;
+  }
+  try {
+    const out = execFileSync('npx', ['-y', '-p', `node@${wanted}`, 'node', '-p', 'process.execPath'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return out.trim().split('\n').pop();
+  } catch (err) {
+    throw new Error(`BENCH_NODE=${wanted}: could not get node@${wanted} from the npm registry (${err.message.split('\n')[0]}); BENCH_NODE=current uses ${process.version}`);
+  }
+}
+const NODE_BIN = resolveNode(process.env.BENCH_NODE || '24');
+const NODE_VERSION = execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
 const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const SEED_PETS = 10_000;
 
@@ -213,7 +240,7 @@ async function startServer(name, args, env, port) {
   const logFile = path.join(WORK, `${RUN_ID}-${name}.log`);
   const fd = openSync(logFile, 'w');
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, {
+  const child = spawn(NODE_BIN, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', fd, fd],
@@ -744,7 +771,7 @@ async function main() {
       cpu: `${cpus.length} × ${cpus[0]?.model ?? 'unknown'}`,
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       os: `${os.type()} ${os.release()}`,
-      node: process.version,
+      node: NODE_VERSION,
       postgres: db.version,
       redis: await redisVersion(),
       // Other work on the machine skews every figure; the 1-minute load average says how much.
@@ -775,7 +802,7 @@ async function main() {
   const on = (b) => (b ? 'on' : 'OFF');
   const out = [
     '',
-    `Animal Store API benchmark — ${result.machine.cpu}, ${result.machine.memoryGiB} GiB, Node ${process.version}, PostgreSQL ${db.version}, Redis ${result.machine.redis ?? 'n/a'}`,
+    `Animal Store API benchmark — ${result.machine.cpu}, ${result.machine.memoryGiB} GiB, Node ${NODE_VERSION}, PostgreSQL ${db.version}, Redis ${result.machine.redis ?? 'n/a'}`,
     `${CONNECTIONS} connections, ${DURATION} s per run after ${WARMUP} s warm-up; ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after).`,
     `Service: auth ${on(features.auth)}, rate limits ${on(features.rateLimits)}${features.rateLimits ? ` (${features.redis ? 'Redis' : 'not confirmed in Redis'})` : ''}, request logging ${on(features.requestLogging)} (LOG_LEVEL=info, to a file).`,
     '',
