@@ -45,6 +45,9 @@ function configureServer(app: INestApplication, config: AppConfig): void {
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   server.headersTimeout = config.headersTimeoutMs;
   server.requestTimeout = config.requestTimeoutMs;
+  // A createServer option that Nest doesn't pass through; Node reads the property when it starts
+  // listening. A slow client is cut between its timeout and one interval later.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = config.connectionsCheckIntervalMs;
   // What those timeouts, oversized headers and malformed HTTP get: the Error body, then close.
   answerClientErrors(server);
   app.get(ShutdownService).attach(server);

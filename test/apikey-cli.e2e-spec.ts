@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BUILT_DIR, buildService, RunningService, startService } from './support/built-service.js';
+import { buildService, RunningService, startService } from './support/built-service.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
 
 /** The key tool as a user runs it (`npm run apikey -- …` is `node dist/cli/apikey.js …`). */
@@ -14,7 +14,7 @@ interface Run {
 
 function tool(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(BUILT_DIR, 'cli/apikey.js'), ...args], {
+    const child = spawn(process.execPath, [path.join(path.dirname(buildService()), 'cli/apikey.js'), ...args], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -70,7 +70,9 @@ describe.each(databaseKinds().map((k) => [k] as const))('the apikey tool on %s',
   const secrets: string[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
+    // On the embedded default an empty DATA_DIR, as for someone whose first command is the key
+    // tool: it initialises and migrates the database itself.
+    db = await createTestDatabase(kind, { migrate: kind === 'postgres' });
     env = db.env;
   });
 

@@ -301,7 +301,7 @@ describe('first run on the embedded default', () => {
   let write: jest.SpyInstance;
 
   beforeAll(async () => {
-    db = await createTestDatabase('embedded');
+    db = await createTestDatabase('embedded', { migrate: false }); // an empty DATA_DIR
   });
   beforeEach(() => {
     printed = '';
@@ -337,7 +337,7 @@ describe('first run on the embedded default', () => {
   });
 
   it('issues none in test or production, nor on PostgreSQL', async () => {
-    const fresh = await createTestDatabase('embedded');
+    const fresh = await createTestDatabase('embedded', { migrate: false });
     try {
       for (const NODE_ENV of ['test', 'production']) {
         const app = await startTestApp(fresh, { env: { NODE_ENV, LOG_LEVEL: 'silent' } });

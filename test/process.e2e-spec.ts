@@ -1,7 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config/config.js';
 import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
@@ -42,8 +38,9 @@ describe.each(databaseKinds().map((k) => [k] as const))('the built service on %s
 
 describe('the embedded database is one process at a time', () => {
   it('refuses a second server on the same DATA_DIR, naming the first, and leaves the data intact', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-lock-'));
-    const { key } = await issueApiKeyIn({ config: () => loadConfig({ DATA_DIR: dir }) });
+    const db = await createTestDatabase('embedded');
+    const dir = db.config().dataDir;
+    const { key } = await issueApiKeyIn(db);
     const auth = { authorization: `Bearer ${key}` };
     const first = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' });
     try {
@@ -60,7 +57,7 @@ describe('the embedded database is one process at a time', () => {
       expect(await list.json()).toEqual([expect.objectContaining({ name: 'Kept' })]);
     } finally {
       await first.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await db.drop();
     }
   }, 120_000);
 });

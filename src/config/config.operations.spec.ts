@@ -10,6 +10,7 @@ describe('configuration of operations', () => {
         keepAliveTimeoutMs: 65_000,
         headersTimeoutMs: 30_000,
         requestTimeoutMs: 60_000,
+        connectionsCheckIntervalMs: 30_000,
         readinessTimeoutMs: 2000,
         metricsToken: undefined,
         corsOrigins: [],

@@ -38,6 +38,8 @@ export interface AppConfig {
   keepAliveTimeoutMs: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** How often Node checks the headers and request timeouts (its connectionsCheckingInterval). */
+  connectionsCheckIntervalMs: number;
   readinessTimeoutMs: number;
   /** Bearer token /metrics requires; undefined: open (keep it off the public network). */
   metricsToken?: string;
@@ -193,6 +195,7 @@ function operations(env: Env, nodeEnv: AppConfig['nodeEnv']) {
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
     headersTimeoutMs,
     requestTimeoutMs,
+    connectionsCheckIntervalMs: int(env, 'CONNECTIONS_CHECK_INTERVAL_MS', 30_000, 100, 600_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
     metricsToken,
     corsOrigins: corsOrigins(env),

@@ -1,13 +1,13 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
 /**
  * The service as a separate process, the way `npm start` runs it: compiled with the build's
- * tsconfig and started with node. Compiled once per source state into .tmp/test-dist.
+ * tsconfig and started with node. Compiled once per source state into .tmp/test-dist/<state>.
  */
-export const BUILT_DIR = path.resolve('.tmp/test-dist');
+const BUILDS = path.resolve('.tmp/test-dist');
 
 function newestSourceMtime(dir = 'src'): number {
   let newest = 0;
@@ -18,16 +18,30 @@ function newestSourceMtime(dir = 'src'): number {
   return newest;
 }
 
+/** Compiles the service unless this source state is built already; returns its main.js. */
 export function buildService(): string {
-  const stamp = path.join(BUILT_DIR, '.stamp');
-  const want = String(newestSourceMtime());
-  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== want) {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', BUILT_DIR], {
+  const state = String(Math.trunc(newestSourceMtime()));
+  const dir = path.join(BUILDS, state);
+  if (!existsSync(dir)) {
+    // Jest processes side by side (CI runs Node 20 and Node 24 at once) may both get here: each
+    // compiles into a directory of its own, renamed into place in one step; the first one wins.
+    const building = `${dir}.building-${process.pid}`;
+    rmSync(building, { recursive: true, force: true });
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', building], {
       stdio: 'inherit',
     });
-    writeFileSync(stamp, want);
+    try {
+      renameSync(building, dir);
+    } catch (err) {
+      if (!existsSync(dir)) throw err;
+      rmSync(building, { recursive: true, force: true });
+    }
+    // Builds of earlier source states are of no more use (best effort: one may be in use).
+    for (const old of readdirSync(BUILDS)) {
+      if (old !== state && /^\d+$/.test(old)) rmSync(path.join(BUILDS, old), { recursive: true, force: true });
+    }
   }
-  return path.join(BUILT_DIR, 'main.js');
+  return path.join(dir, 'main.js');
 }
 
 export async function freePort(): Promise<number> {
