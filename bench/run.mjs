@@ -1,10 +1,18 @@
-// `npm run bench`: the service against a raw node:http + pg baseline (bench/baseline.mjs), on
-// real PostgreSQL and Redis, then the embedded default. See README, "Performance".
+// `npm run bench`: the service against its peers on real PostgreSQL and Redis, then the embedded
+// default. See README, "Performance", and issue 13.
 //
-// Builds the service into .tmp/bench-dist (never dist/), creates and seeds a fresh database,
-// issues an enterprise API key when the service has the key tool, starts both servers, loads
-// each with autocannon, alternating service and baseline per scenario, prints a table and
-// writes JSON to bench/results/. Everything it creates is removed at the end, also on failure.
+// The servers, all on the same Node and database, each with the same pool size (10):
+//   raw      bench/baseline.mjs: node:http + pg, the service's own SQL as named prepared statements
+//   floor    bench/peers/floor.ts: bare NestJS + Express + pg, the same SQL, one controller
+//   peer     bench/peers/peer.ts: bare NestJS + Express + Prisma + ValidationPipe, as the docs show
+//   service  the service, production settings: auth, Redis limits, info logs to a file, metrics
+// Builds the service into .tmp/bench-dist and the peers into .tmp/bench-peers (never dist/),
+// creates and seeds a fresh database, issues an enterprise API key, starts the servers, and for
+// each scenario loads each server twice with autocannon in alternating order (raw, floor, peer,
+// service, then the reverse), reporting the mean of the two runs. Every server runs with
+// bench/gc-probe.mjs preloaded (GC pauses and event-loop delay of each measured run). Prints the
+// table, the targets of issue 13, and with BENCH_PROFILE the cost ledger (bench/ledger.mjs); writes
+// JSON to bench/results/. Everything it creates is removed at the end, also on failure.
 //
 // Environment (all optional):
 //   BENCH_DURATION      seconds of measured load per run (8)
@@ -15,12 +23,18 @@
 //   BENCH_REDIS_URL     Redis for the service's rate limits (redis://127.0.0.1:6379)
 //   BENCH_PORT          first port to try; servers take the next free ones (3600)
 //   BENCH_ONLY          comma-separated scenario names (listPets,listPetsStatus,getPet,createPet)
+//   BENCH_SERVERS       comma-separated servers to run (raw,floor,peer,service; "baseline" = raw)
 //   BENCH_EMBEDDED=0    skip the embedded-database runs
-//   BENCH_PROFILE=1     CPU-profile the PostgreSQL service during the measured listPets run (or
-//                       BENCH_PROFILE=<scenario>) and print the top functions (bench/cpu-profiler.mjs)
-//   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist as it is
+//   BENCH_PROFILE=1     after the measured runs of listPets (or BENCH_PROFILE=<scenario>), one more
+//                       run each of service, floor and peer under V8's CPU profiler
+//                       (bench/cpu-profiler.mjs); prints the cost ledger of each side by side and
+//                       the service's top functions. The profiled runs are not in the table.
+//   BENCH_SOAK=1        instead of the comparison: the service alone under listPets for
+//                       BENCH_SOAK_MINUTES (10; BENCH_SOAK=<minutes> also sets it), VmRSS sampled
+//                       every 10 s; target: the end within 10% of the RSS after minute one
+//   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes (e.g. --max-semi-space-size=8)
-//   BENCH_NODE          the Node.js both servers run on: a major version fetched from the npm
+//   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm
 //                       registry's `node` package (24, the production image's runtime, by default),
 //                       `current` for the Node running this script, or a path to a node binary
 /* global fetch, AbortSignal, setTimeout, clearTimeout, setInterval, clearInterval */
@@ -45,11 +59,13 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { formatLedger, ledger } from './ledger.mjs';
 import { formatSummary, summarise } from './profile-summary.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
 const DIST = path.join(ROOT, '.tmp/bench-dist');
+const PEERS_DIST = path.join(ROOT, '.tmp/bench-peers');
 const WORK = path.join(ROOT, '.tmp/bench-work');
 const RESULTS = path.join(ROOT, 'bench/results');
 
@@ -73,6 +89,19 @@ const PROFILE =
       ? 'listPets'
       : process.env.BENCH_PROFILE;
 const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
+const SERVER_NAMES = ['raw', 'floor', 'peer', 'service'];
+const SERVERS = process.env.BENCH_SERVERS
+  ? [...new Set(process.env.BENCH_SERVERS.split(',').map((s) => (s.trim() === 'baseline' ? 'raw' : s.trim())))]
+  : SERVER_NAMES;
+for (const s of SERVERS)
+  if (!SERVER_NAMES.includes(s)) throw new Error(`BENCH_SERVERS: unknown server "${s}" (${SERVER_NAMES.join(', ')})`);
+// Fixed order, so the alternation is the same whatever order BENCH_SERVERS lists them in.
+const ORDER = SERVER_NAMES.filter((s) => SERVERS.includes(s));
+const SOAK = !process.env.BENCH_SOAK || process.env.BENCH_SOAK === '0' ? null : process.env.BENCH_SOAK;
+const SOAK_MINUTES = num('BENCH_SOAK_MINUTES', SOAK && SOAK !== '1' ? num('BENCH_SOAK', 10) : 10);
+const SOAK_SAMPLE_S = 10;
+const GC_PROBE = pathToFileURL(path.join(ROOT, 'bench/gc-probe.mjs')).href;
+const CPU_PROFILER = pathToFileURL(path.join(ROOT, 'bench/cpu-profiler.mjs')).href;
 
 /**
  * The Node.js the service and the baseline run on. By default the production image's
@@ -99,6 +128,8 @@ const NODE_BIN = resolveNode(process.env.BENCH_NODE || '24');
 const NODE_VERSION = execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
 const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const SEED_PETS = 10_000;
+/** The service runs as in production, where /metrics needs a token (or a port of its own). */
+const METRICS_TOKEN = `bench-${randomBytes(12).toString('hex')}`;
 
 // Seed: statuses interleaved along the ids (60% available, 35% pending, 5% sold, so the
 // status=sold page is served by the (status, id) index), and every hundredth categoryId
@@ -112,7 +143,7 @@ SELECT 'Pet ' || i,
 FROM generate_series(1, ${SEED_PETS}) AS i;
 ANALYZE "pets";`;
 
-const SCENARIOS = [
+const ALL_SCENARIOS = [
   { name: 'listPets', label: 'listPets limit=20', request: { method: 'GET', path: '/v1/pets?limit=20' } },
   {
     name: 'listPetsStatus',
@@ -138,7 +169,8 @@ const SCENARIOS = [
       body: '{"name":"Bench pet","categoryId":9007199254740993,"status":"pending"}',
     },
   },
-].filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
+];
+const SCENARIOS = ALL_SCENARIOS.filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
 
 // ---------------------------------------------------------------------------------------------
 // Clean-up: every process and resource is registered as it is created and released at the end.
@@ -235,14 +267,28 @@ function lineCount(file) {
   }
 }
 
-/** Starts `node <args>` with output to a log file; resolves once /readyz answers 200. */
-async function startServer(name, args, env, port) {
+/**
+ * Starts `node <args>` with output to a log file, the GC probe (and with `profile` the CPU
+ * profiler) preloaded; resolves once /readyz answers 200.
+ */
+async function startServer(name, args, env, port, { profile = false } = {}) {
   const logFile = path.join(WORK, `${RUN_ID}-${name}.log`);
+  const gcFile = path.join(WORK, `${RUN_ID}-${name}.gc.json`);
+  const profileFile = path.join(WORK, `${RUN_ID}-${name}-${PROFILE}.cpuprofile`);
   const fd = openSync(logFile, 'w');
   const t0 = performance.now();
-  const child = spawn(NODE_BIN, args, {
+  const preload = ['--import', GC_PROBE, ...(profile ? ['--import', CPU_PROFILER] : [])];
+  const child = spawn(NODE_BIN, [...preload, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      BENCH_GC_FILE: gcFile,
+      ...(profile ? { BENCH_PROFILE_FILE: profileFile } : {}),
+      ...env,
+    },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
@@ -257,7 +303,7 @@ async function startServer(name, args, env, port) {
       if (res.status === 200) {
         const readyMs = performance.now() - t0;
         log(`${name} ready on ${url} in ${Math.round(readyMs)} ms (pid ${child.pid})`);
-        return { name, child, url, port, logFile, readyMs };
+        return { name, child, url, port, logFile, gcFile, profileFile: profile ? profileFile : null, readyMs };
       }
     } catch {
       /* not listening yet */
@@ -279,7 +325,7 @@ async function load(server, scenario, key, seconds) {
   };
   const timer = setInterval(sample, 100);
   const cpu0 = cpuMsOf(server.child.pid);
-  const lines0 = lineCount(server.logFile);
+  const lines0 = server.name === 'service' ? lineCount(server.logFile) : 0;
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
@@ -287,59 +333,136 @@ async function load(server, scenario, key, seconds) {
     headers: { authorization: `Bearer ${key}` },
     requests: [scenario.request],
   });
+  // Read at once: the RSS the load left behind, before the process has idled and given any back.
+  const after = memoryOf(server.child.pid);
+  const cpu1 = cpuMsOf(server.child.pid);
   clearInterval(timer);
   sample();
-  const cpu1 = cpuMsOf(server.child.pid);
   const total = result.requests.total;
   return {
     reqPerSec: Math.round(result.requests.average),
     requests: total,
     p50Ms: result.latency.p50,
+    p90Ms: result.latency.p90,
     p99Ms: result.latency.p99,
+    p999Ms: result.latency.p99_9,
     maxMs: result.latency.max,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     status2xx: result['2xx'],
+    rssAfterMiB: after ? Math.round(after.rss) : null,
     peakRssMiB: peakRss ? Math.round(peakRss) : null,
     cpuUsPerReq: cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1 - cpu0) * 1000) / total) : null,
-    logLinesPerReq: total > 0 ? Math.round(((lineCount(server.logFile) - lines0) / total) * 100) / 100 : null,
+    logLinesPerReq:
+      server.name === 'service' && total > 0
+        ? Math.round(((lineCount(server.logFile) - lines0) / total) * 100) / 100
+        : null,
   };
 }
 
-async function measure(server, scenario, key) {
-  if (WARMUP > 0) await load(server, scenario, key, WARMUP);
-  const profiling = server.profileFile && scenario.name === PROFILE;
-  if (profiling) server.child.kill('SIGUSR2'); // starts the profiler (bench/cpu-profiler.mjs)
-  const r = await load(server, scenario, key, DURATION);
-  if (profiling) {
-    server.child.kill('SIGUSR2'); // stops it and writes the profile
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(server.profileFile) && Date.now() < deadline) await sleep(100);
-    await sleep(500); // let the write finish
-    server.profile = summarise(JSON.parse(readFileSync(server.profileFile, 'utf8')));
+/** Waits for a file a server writes on a signal; `accept` says whether its content is the fresh one. */
+async function awaitFile(file, accept, what) {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    try {
+      const text = readFileSync(file, 'utf8');
+      if (accept(text)) return text;
+    } catch {
+      /* not written yet, or half written */
+    }
+    await sleep(50);
   }
-  log(
-    `${scenario.name.padEnd(15)} ${server.name.padEnd(9)} ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, non-2xx ${r.non2xx}, errors ${r.errors}`,
+  throw new Error(`${what}: ${file} was not written`);
+}
+
+/**
+ * Ends a window of bench/gc-probe.mjs and returns what it saw since the previous signal: the
+ * probe writes a snapshot numbered by the signals it has had.
+ */
+async function gcWindow(server) {
+  server.gcSeq = (server.gcSeq ?? 0) + 1;
+  server.child.kill('SIGURG');
+  const want = server.gcSeq;
+  const text = await awaitFile(
+    server.gcFile,
+    (t) => {
+      try {
+        return JSON.parse(t).seq === want;
+      } catch {
+        return false;
+      }
+    },
+    `${server.name} GC probe`,
   );
+  const snapshot = JSON.parse(text);
+  delete snapshot.seq;
+  return snapshot;
+}
+
+/**
+ * A measured run: warm-up, then the probe's window opened, the load, the window closed. With
+ * `profile`, V8's CPU profiler runs during the load (bench/cpu-profiler.mjs) and the run returns
+ * the profile as well.
+ */
+async function measure(server, scenario, key, { profile = false, quiet = false } = {}) {
+  if (WARMUP > 0) await load(server, scenario, key, WARMUP);
+  await gcWindow(server); // discards the warm-up's pauses
+  if (profile) {
+    rmSync(server.profileFile, { force: true });
+    server.child.kill('SIGUSR2'); // starts the profiler
+  }
+  const r = await load(server, scenario, key, DURATION);
+  if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
+  r.loop = await gcWindow(server);
+  if (profile) {
+    const text = await awaitFile(
+      server.profileFile,
+      (t) => {
+        try {
+          JSON.parse(t);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      `${server.name} CPU profile`,
+    );
+    r.profile = JSON.parse(text);
+  }
+  if (!quiet)
+    log(
+      `${scenario.name.padEnd(15)} ${server.name.padEnd(8)} ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
+        `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req, ` +
+        `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${profile ? ' (profiled)' : ''}`,
+    );
   return r;
 }
 
-function build() {
-  if (process.env.BENCH_SKIP_BUILD === '1' && existsSync(path.join(DIST, 'main.js'))) return [];
-  log('building the service into .tmp/bench-dist');
+function tsc(args, outDir, what) {
   try {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', DIST], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     return [];
   } catch (err) {
     // tsc still emits on type errors; a half-finished file elsewhere in the tree should not
     // stop a measurement, but the result says so.
     const out = `${err.stdout ?? ''}${err.stderr ?? ''}`.trim();
-    if (!existsSync(path.join(DIST, 'main.js'))) throw new Error(`build failed:\n${out}`, { cause: err });
-    log(`warning: the build reported type errors (the emitted code is measured anyway):\n${out}`);
-    return [`build reported type errors: ${out.split('\n')[0]}`];
+    if (!existsSync(outDir)) throw new Error(`${what}: build failed:\n${out}`, { cause: err });
+    log(`warning: the build of ${what} reported type errors (the emitted code is measured anyway):\n${out}`);
+    return [`build of ${what} reported type errors: ${out.split('\n')[0]}`];
   }
+}
+
+function build(withPeers) {
+  const warnings = [];
+  if (!(process.env.BENCH_SKIP_BUILD === '1' && existsSync(path.join(DIST, 'main.js')))) {
+    log('building the service into .tmp/bench-dist');
+    warnings.push(...tsc(['-p', 'tsconfig.build.json', '--outDir', DIST], path.join(DIST, 'main.js'), 'the service'));
+  }
+  if (withPeers && !(process.env.BENCH_SKIP_BUILD === '1' && existsSync(path.join(PEERS_DIST, 'bench/peers')))) {
+    log('building the floor and peer apps into .tmp/bench-peers');
+    warnings.push(...tsc(['-p', 'bench/peers/tsconfig.build.json'], path.join(PEERS_DIST, 'bench/peers/peer.js'), 'the peers'));
+  }
+  return warnings;
 }
 
 const distModule = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
@@ -420,7 +543,7 @@ async function seedEmbedded(dataDir) {
   const { loadConfig } = await distModule('config/config.js');
   const { openEmbedded } = await distModule('prisma/database.js');
   const db = await openEmbedded(
-    loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' }),
+    loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN }),
     () => {},
     'benchmark seeding',
   );
@@ -452,7 +575,7 @@ function issueKey(env) {
     ],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, LOG_LEVEL: 'warn', ...env },
       encoding: 'utf8',
     },
   );
@@ -528,60 +651,136 @@ async function redisVersion() {
 // Report
 
 const fmt = (n, digits = 0) =>
-  n === null || n === undefined
+  n === null || n === undefined || Number.isNaN(n)
     ? '–'
     : Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const times = (r) => (r === null || r === undefined ? '' : `${r.toFixed(2)}x`);
 
-function table(rows) {
-  const header = [
-    'Scenario',
-    'Server',
-    'req/s',
-    'p50 ms',
-    'p99 ms',
-    'errors',
-    'non-2xx',
-    'peak RSS MiB',
-    'CPU µs/req',
-    'vs baseline',
-  ];
-  const body = rows.map((r) => [
-    r.scenario,
-    r.server,
-    fmt(r.reqPerSec),
-    fmt(r.p50Ms),
-    fmt(r.p99Ms),
-    fmt(r.errors),
-    fmt(r.non2xx),
-    fmt(r.peakRssMiB),
-    fmt(r.cpuUsPerReq),
-    r.ratio === null || r.ratio === undefined ? '' : `${Math.round(r.ratio * 100)}%`,
-  ]);
+/** A Markdown table, the first `left` columns left-aligned, the rest right-aligned. */
+function markdown(header, body, left = 2) {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells) =>
-    `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+    `| ${cells.map((c, i) => (i < left ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   return [
     line(header),
-    `|${widths.map((w, i) => (i < 2 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    `|${widths.map((w, i) => (i < left ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
     ...body.map(line),
   ].join('\n');
 }
 
+function mainTable(rows) {
+  return markdown(
+    ['Scenario', 'Server', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'errors', 'non-2xx', 'RSS after MiB', 'CPU µs/req', 'vs raw', 'vs floor', 'vs peer'],
+    rows.map((r) => [
+      r.scenario,
+      r.server,
+      fmt(r.reqPerSec),
+      fmt(r.p50Ms, 1),
+      fmt(r.p90Ms, 1),
+      fmt(r.p99Ms, 1),
+      fmt(r.p999Ms, 1),
+      fmt(r.errors),
+      fmt(r.non2xx),
+      fmt(r.rssAfterMiB),
+      fmt(r.cpuUsPerReq),
+      times(r.vsRaw),
+      times(r.vsFloor),
+      times(r.vsPeer),
+    ]),
+  );
+}
+
+function loopTable(rows) {
+  return markdown(
+    ['Scenario', 'Server', 'GC pauses', 'GC total ms', 'GC max ms', 'GC % of run', 'loop delay p50 ms', 'p99 ms', 'max ms'],
+    rows.map((r) => [
+      r.scenario,
+      r.server,
+      fmt(r.gc.count),
+      fmt(r.gc.totalMs),
+      fmt(r.gc.maxMs, 1),
+      fmt((100 * r.gc.totalMs) / (DURATION * 1000), 1),
+      fmt(r.loop.p50, 1),
+      fmt(r.loop.p99, 1),
+      fmt(r.loop.max, 1),
+    ]),
+  );
+}
+
+const mean = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x));
+  return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
+};
+const max = (xs) => Math.max(...xs.filter((x) => typeof x === 'number'));
+const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0);
+
+/** One row of the table: the mean of a server's runs of a scenario (errors summed, maxima kept). */
+function aggregate(scenario, server, runs) {
+  const m = (k) => mean(runs.map((r) => r[k]));
+  return {
+    scenario: scenario.label,
+    scenarioName: scenario.name,
+    server,
+    reqPerSec: Math.round(m('reqPerSec')),
+    p50Ms: m('p50Ms'),
+    p90Ms: m('p90Ms'),
+    p99Ms: m('p99Ms'),
+    p999Ms: m('p999Ms'),
+    maxMs: max(runs.map((r) => r.maxMs)),
+    errors: sum(runs.map((r) => r.errors)),
+    non2xx: sum(runs.map((r) => r.non2xx)),
+    rssAfterMiB: m('rssAfterMiB'),
+    cpuUsPerReq: m('cpuUsPerReq'),
+    logLinesPerReq: m('logLinesPerReq'),
+    gc: {
+      count: mean(runs.map((r) => r.loop.gc.count)),
+      totalMs: mean(runs.map((r) => r.loop.gc.totalMs)),
+      maxMs: max(runs.map((r) => r.loop.gc.maxMs)),
+    },
+    loop: {
+      p50: mean(runs.map((r) => r.loop.eventLoopDelayMs.p50)),
+      p99: mean(runs.map((r) => r.loop.eventLoopDelayMs.p99)),
+      max: max(runs.map((r) => r.loop.eventLoopDelayMs.max)),
+    },
+    runs: runs.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'profile'))),
+  };
+}
+
+/** Loads on the machine that the bench itself does not explain make every figure unreliable. */
+function quietMachineWarnings(before, after) {
+  const w = [];
+  if (before > 1.5)
+    w.push(`the machine was busy before the run: 1-minute load average ${before.toFixed(2)} (> 1.5); the figures are skewed`);
+  // The bench keeps about one runnable process per core (load generator, server, PostgreSQL).
+  const expected = os.cpus().length + 1;
+  if (after - before > expected)
+    w.push(`the load average rose from ${before.toFixed(2)} to ${after.toFixed(2)}, more than the bench's own load (~${expected}) explains: other work ran meanwhile`);
+  return w;
+}
+
 // ---------------------------------------------------------------------------------------------
 
-async function main() {
-  mkdirSync(WORK, { recursive: true });
-  mkdirSync(RESULTS, { recursive: true });
-  const warnings = build();
-  const startedAt = new Date().toISOString();
-  const loadBefore = os.loadavg()[0];
+function serviceEnvFor(db, port, prefix, prefixSupported) {
+  return {
+    NODE_ENV: 'production',
+    METRICS_TOKEN, // production refuses an open /metrics
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    LOG_LEVEL: 'info',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    ...(prefixSupported ? { RATE_LIMIT_PREFIX: prefix } : {}),
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+  };
+}
 
+/** The fresh database, the key, the Redis prefix: what every mode needs before a server starts. */
+async function prepare(warnings) {
   const db = await createDatabase();
   log(`database ${db.name} (PostgreSQL ${db.version}); migrating and seeding ${SEED_PETS} pets`);
   await migrateAndSeed(db.url);
   const key = issueKey({ DATABASE_URL: db.url }) ?? 'bench-no-key';
   if (key === 'bench-no-key') warnings.push('the service has no API key tool yet: requests carry a dummy bearer token');
-
   const prefix = `bench:${RUN_ID}:`;
   const prefixSupported = configSupports('RATE_LIMIT_PREFIX');
   if (prefixSupported) {
@@ -591,105 +790,143 @@ async function main() {
       redis.disconnect();
     });
   }
+  return { db, key, prefix, prefixSupported };
+}
 
-  const servicePort = await freePort(FIRST_PORT);
-  const baselinePort = await freePort(servicePort + 1);
-  const serviceEnv = {
-    NODE_ENV: 'production',
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    LOG_LEVEL: 'info',
-    PUBLIC_BASE_URL: `http://127.0.0.1:${servicePort}/v1`,
-    STAGING_BASE_URL: `http://127.0.0.1:${servicePort}/v1`,
-    ...(prefixSupported ? { RATE_LIMIT_PREFIX: prefix } : {}),
-    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-  };
-  const profileFile = path.join(WORK, `${RUN_ID}-${PROFILE}.cpuprofile`);
-  const nodeArgs = PROFILE ? ['--import', pathToFileURL(path.join(ROOT, 'bench/cpu-profiler.mjs')).href] : [];
-  const service = await startServer(
-    'service',
-    [...nodeArgs, path.join(DIST, 'main.js')],
-    { ...serviceEnv, ...(PROFILE ? { BENCH_PROFILE_FILE: profileFile } : {}) },
-    servicePort,
-  );
-  if (PROFILE) service.profileFile = profileFile;
+async function main() {
+  mkdirSync(WORK, { recursive: true });
+  mkdirSync(RESULTS, { recursive: true });
+  const warnings = build(!SOAK && (SERVERS.includes('floor') || SERVERS.includes('peer')));
+  if (SOAK) return soak(warnings);
+  const startedAt = new Date().toISOString();
+  const loadBefore = os.loadavg()[0];
+  if (loadBefore > 1.5) log(`warning: 1-minute load average ${loadBefore.toFixed(2)} before the run; the figures will be skewed`);
+
+  const { db, key, prefix, prefixSupported } = await prepare(warnings);
+  const ports = {};
+  let next = FIRST_PORT;
+  for (const name of SERVER_NAMES) next = (ports[name] = await freePort(next)) + 1;
   // The baseline sends the service's own read statements, when the service names them.
   const { PET_SQL } = await distModule('pets/pets.service.js').catch(() => ({}));
   const plans = await explainReads(db.url, PET_SQL);
   if (plans)
     for (const [name, p] of Object.entries(plans))
       if (!p.indexScan) warnings.push(`${name} is not served by an index scan`);
-  const baseline = await startServer(
-    'baseline',
-    [path.join(ROOT, 'bench/baseline.mjs')],
-    {
-      DATABASE_URL: db.url,
-      PUBLIC_BASE_URL: `http://127.0.0.1:${servicePort}/v1`,
-      ...(PET_SQL ? { BENCH_PET_SQL: JSON.stringify(PET_SQL) } : {}),
-    },
-    baselinePort,
-  );
 
-  const features = await probeFeatures(service, key);
-  features.redis = Boolean(REDIS_URL) && features.rateLimits;
-  log(`active on the service: ${JSON.stringify(features)}`);
-  if (features.keyedStatus !== 200) throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
+  const profiled = (name) => Boolean(PROFILE) && name !== 'raw';
+  const specs = {
+    raw: [
+      [path.join(ROOT, 'bench/baseline.mjs')],
+      {
+        DATABASE_URL: db.url,
+        DB_POOL_MAX: '10',
+        // The service's base URL, so that the Link headers of both are the same text.
+        PUBLIC_BASE_URL: `http://127.0.0.1:${ports.service}/v1`,
+        ...(PET_SQL ? { BENCH_PET_SQL: JSON.stringify(PET_SQL) } : {}),
+      },
+    ],
+    floor: [[path.join(PEERS_DIST, 'bench/peers/floor.js')], { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' }],
+    peer: [[path.join(PEERS_DIST, 'bench/peers/peer.js')], { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' }],
+    service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
+  };
+  const servers = {};
+  // One at a time, so that each start-to-ready is measured on an otherwise idle machine.
+  for (const name of ORDER)
+    servers[name] = await startServer(name, specs[name][0], specs[name][1], ports[name], { profile: profiled(name) });
 
-  // Same answers from both: the service and the baseline must be doing the same work.
+  let features = null;
+  if (servers.service) {
+    features = await probeFeatures(servers.service, key);
+    features.redis = Boolean(REDIS_URL) && features.rateLimits;
+    log(`active on the service: ${JSON.stringify(features)}`);
+    if (features.keyedStatus !== 200) throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
+  }
+
+  // Every server answers the reads; the service and raw answer them with the same bytes, so they
+  // do the same work (the floor and the peer answer in their own shapes, as their docs write them).
   const auth = { authorization: `Bearer ${key}` };
   const same = {};
   for (const p of ['/v1/pets?limit=20', '/v1/pets?limit=100&status=sold', '/v1/pets/100']) {
-    const [a, b] = await Promise.all([get(service.url + p, auth), get(baseline.url + p)]);
-    same[p] = a.status === b.status && a.text === b.text && a.headers.get('link') === b.headers.get('link');
-    if (!same[p]) {
-      warnings.push(`service and baseline answer ${p} differently`);
-      log(`${p}: service ${a.status} ${a.headers.get('link')} ${a.text.slice(0, 300)}`);
-      log(`${p}: baseline ${b.status} ${b.headers.get('link')} ${b.text.slice(0, 300)}`);
+    const answers = Object.fromEntries(
+      await Promise.all(ORDER.map(async (name) => [name, await get(servers[name].url + p, auth)])),
+    );
+    for (const [name, a] of Object.entries(answers))
+      if (a.status !== 200) warnings.push(`${name} answers GET ${p} with ${a.status}: ${a.text.slice(0, 200)}`);
+    if (answers.service && answers.raw) {
+      const [a, b] = [answers.service, answers.raw];
+      same[p] = a.status === b.status && a.text === b.text && a.headers.get('link') === b.headers.get('link');
+      if (!same[p]) {
+        warnings.push(`service and raw answer ${p} differently`);
+        log(`${p}: service ${a.status} ${a.headers.get('link')} ${a.text.slice(0, 300)}`);
+        log(`${p}: raw ${b.status} ${b.headers.get('link')} ${b.text.slice(0, 300)}`);
+      }
     }
   }
 
-  const runs = [];
-  for (const [i, scenario] of SCENARIOS.entries()) {
-    // Alternate which server goes first, so drift (table growth, caches) does not favour one.
-    const order = i % 2 === 0 ? [service, baseline] : [baseline, service];
-    const results = {};
-    for (const server of order) results[server.name] = await measure(server, scenario, key);
-    for (const name of ['service', 'baseline']) {
-      runs.push({
-        database: 'postgres',
-        scenario: scenario.label,
-        scenarioName: scenario.name,
-        server: name,
-        ...results[name],
-        ratio: name === 'service' ? results.service.reqPerSec / results.baseline.reqPerSec : null,
-      });
+  const rows = [];
+  const loadAverages = [];
+  const ledgers = [];
+  for (const scenario of SCENARIOS) {
+    // Twice each, the second pass in the reverse order, so drift (table growth, caches, a
+    // neighbour's load) does not favour whoever goes first.
+    const per = Object.fromEntries(ORDER.map((n) => [n, []]));
+    const order = [...ORDER, ...[...ORDER].reverse()];
+    const before = os.loadavg()[0];
+    for (const [i, name] of order.entries()) {
+      const r = await measure(servers[name], scenario, key);
+      per[name].push({ pass: i < ORDER.length ? 1 : 2, ...r });
+    }
+    loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });
+    const scenarioRows = ORDER.map((n) => aggregate(scenario, n, per[n]));
+    const rate = (n) => scenarioRows.find((r) => r.server === n)?.reqPerSec ?? null;
+    for (const r of scenarioRows) {
+      r.vsRaw = r.server !== 'raw' && rate('raw') ? r.reqPerSec / rate('raw') : null;
+      r.vsFloor = r.server !== 'floor' && rate('floor') ? r.reqPerSec / rate('floor') : null;
+      r.vsPeer = r.server !== 'peer' && rate('peer') ? r.reqPerSec / rate('peer') : null;
+    }
+    rows.push(...scenarioRows);
+
+    // One more run each under the CPU profiler, not in the table (profiling costs a few %).
+    if (scenario.name === PROFILE) {
+      for (const name of ['service', 'floor', 'peer'].filter((n) => servers[n])) {
+        const r = await measure(servers[name], scenario, key, { profile: true });
+        ledgers.push({
+          name,
+          file: servers[name].profileFile,
+          cpuUsPerReq: r.cpuUsPerReq,
+          reqPerSec: r.reqPerSec,
+          ledger: ledger(r.profile),
+          summary: name === 'service' ? summarise(r.profile, 15) : null,
+        });
+      }
     }
   }
-  const memory = { service: memoryOf(service.child.pid), baseline: memoryOf(baseline.child.pid) };
-  if (features.rateLimits && prefixSupported) {
+  const memory = Object.fromEntries(ORDER.map((n) => [n, memoryOf(servers[n].child.pid)]));
+  if (features?.rateLimits && prefixSupported) {
     const { redis, keys } = await redisKeysUnder(prefix);
     redis.disconnect();
     features.redisKeys = keys.length;
     features.redis = keys.length > 0;
   }
-
-  const profile = service.profile ? { file: profileFile, scenario: PROFILE, summary: service.profile } : null;
-  await Promise.all([stopProcess(service.child), stopProcess(baseline.child)]);
+  const loadAfter = os.loadavg()[0];
+  await Promise.all(ORDER.map((n) => stopProcess(servers[n].child)));
 
   // The embedded default: no DATABASE_URL, no REDIS_URL, a fresh DATA_DIR seeded the same way.
+  // The service alone, one run per scenario.
   let embedded = null;
-  if (EMBEDDED) {
+  if (EMBEDDED && servers.service) {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-bench-'));
     cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     log(`embedded database in ${dataDir}; seeding ${SEED_PETS} pets`);
     await seedEmbedded(dataDir);
     const embeddedKey = issueKey({ DATA_DIR: dataDir }) ?? 'bench-no-key';
-    const port = await freePort(baselinePort + 1);
+    const port = await freePort(next);
     const server = await startServer(
       'embedded',
       [path.join(DIST, 'main.js')],
       {
         NODE_ENV: 'production',
+        METRICS_TOKEN, // production refuses an open /metrics
         DATA_DIR: dataDir,
         LOG_LEVEL: 'info',
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
@@ -698,62 +935,25 @@ async function main() {
       port,
     );
     const embeddedFeatures = await probeFeatures(server, embeddedKey);
+    const embeddedRows = [];
     for (const scenario of SCENARIOS) {
       const r = await measure(server, scenario, embeddedKey);
-      const base = runs.find((x) => x.scenarioName === scenario.name && x.server === 'baseline');
-      runs.push({
-        database: 'embedded',
-        scenario: scenario.label,
-        scenarioName: scenario.name,
-        server: 'service (embedded)',
-        ...r,
-        ratio: base ? r.reqPerSec / base.reqPerSec : null,
-      });
+      const row = aggregate(scenario, 'service (embedded)', [r]);
+      const raw = rows.find((x) => x.scenarioName === scenario.name && x.server === 'raw');
+      row.vsRaw = raw ? row.reqPerSec / raw.reqPerSec : null;
+      embeddedRows.push(row);
     }
-    embedded = { readyMs: Math.round(server.readyMs), features: embeddedFeatures, memory: memoryOf(server.child.pid) };
+    embedded = {
+      readyMs: Math.round(server.readyMs),
+      features: embeddedFeatures,
+      memory: memoryOf(server.child.pid),
+      rows: embeddedRows,
+    };
     await stopProcess(server.child);
   }
 
-  // Targets (reported, not asserted).
-  const svc = (name) =>
-    runs.find((r) => r.database === 'postgres' && r.server === 'service' && r.scenarioName === name);
-  const serviceRuns = runs.filter((r) => r.database === 'postgres' && r.server === 'service');
-  const worstP99 = serviceRuns.reduce((m, r) => Math.max(m, r.p99Ms), 0);
-  const peakRss = memory.service?.hwm ?? null;
-  const targets = [
-    svc('listPets') && {
-      target: 'listPets limit 20 ≥ 50% of baseline req/s',
-      value: `${Math.round(svc('listPets').ratio * 100)}%`,
-      met: svc('listPets').ratio >= 0.5,
-    },
-    {
-      target: 'p99 ≤ 25 ms at 64 connections (every service scenario)',
-      value: `${worstP99} ms worst (${serviceRuns.map((r) => `${r.scenarioName} ${r.p99Ms}`).join(', ')})`,
-      met: worstP99 <= 25,
-    },
-    svc('createPet') && {
-      target: 'createPet ≥ 50% of baseline req/s',
-      value: `${Math.round(svc('createPet').ratio * 100)}%`,
-      met: svc('createPet').ratio >= 0.5,
-    },
-    {
-      target: 'peak RSS ≤ 200 MiB (service, whole run, VmHWM)',
-      value: peakRss === null ? 'n/a' : `${Math.round(peakRss)} MiB`,
-      met: peakRss !== null && peakRss <= 200,
-    },
-    {
-      target: 'start to ready ≤ 2 s (spawn → /readyz 200, PostgreSQL)',
-      value: `${Math.round(service.readyMs)} ms`,
-      met: service.readyMs <= 2000,
-    },
-  ].filter(Boolean);
-  if (embedded) {
-    targets.push({
-      target: 'start to ready ≤ 2 s (embedded default)',
-      value: `${embedded.readyMs} ms`,
-      met: embedded.readyMs <= 2000,
-    });
-  }
+  const targets = computeTargets(rows, servers, embedded);
+  warnings.push(...quietMachineWarnings(loadBefore, loadAfter));
 
   const cpus = os.cpus();
   const result = {
@@ -764,6 +964,8 @@ async function main() {
       warmupS: WARMUP,
       connections: CONNECTIONS,
       seedPets: SEED_PETS,
+      servers: ORDER,
+      runsPerServer: 2,
       profile: PROFILE,
       serviceNodeOptions: process.env.BENCH_NODE_OPTIONS ?? null,
     },
@@ -775,44 +977,80 @@ async function main() {
       postgres: db.version,
       redis: await redisVersion(),
       // Other work on the machine skews every figure; the 1-minute load average says how much.
-      loadAverage1m: { before: loadBefore, after: os.loadavg()[0] },
+      loadAverage1m: { before: loadBefore, after: loadAfter, perScenario: loadAverages },
     },
     features,
     responsesIdentical: same,
     startToReadyMs: {
-      service: Math.round(service.readyMs),
-      baseline: Math.round(baseline.readyMs),
+      ...Object.fromEntries(ORDER.map((n) => [n, Math.round(servers[n].readyMs)])),
       embedded: embedded?.readyMs ?? null,
     },
-    memoryMiB: {
-      service: memory.service && { rss: Math.round(memory.service.rss), peak: Math.round(memory.service.hwm) },
-      baseline: memory.baseline && { rss: Math.round(memory.baseline.rss), peak: Math.round(memory.baseline.hwm) },
-      embedded: embedded?.memory && { rss: Math.round(embedded.memory.rss), peak: Math.round(embedded.memory.hwm) },
-    },
+    memoryMiBAtEnd: Object.fromEntries(
+      [...ORDER.map((n) => [n, memory[n]]), ['embedded', embedded?.memory]].map(([n, m]) => [
+        n,
+        m ? { rss: Math.round(m.rss), peak: Math.round(m.hwm) } : null,
+      ]),
+    ),
     embeddedFeatures: embedded?.features ?? null,
-    runs,
+    rows,
+    embeddedRows: embedded?.rows ?? [],
     targets,
     queryPlans: plans,
-    profile: profile && { file: path.relative(ROOT, profile.file), scenario: profile.scenario, ...profile.summary },
+    ledger: ledgers.length
+      ? {
+          scenario: PROFILE,
+          profiles: ledgers.map((l) => ({
+            server: l.name,
+            file: path.relative(ROOT, l.file),
+            reqPerSec: l.reqPerSec,
+            cpuUsPerReq: l.cpuUsPerReq,
+            busyMs: Math.round(l.ledger.busyMs),
+            layers: l.ledger.layers
+              .filter((x) => x.ms > 0)
+              .map((x) => ({
+                layer: x.layer,
+                pctBusy: Math.round(x.share * 1000) / 10,
+                usPerReq: l.cpuUsPerReq ? Math.round(x.share * l.cpuUsPerReq * 10) / 10 : null,
+              })),
+            unmatched: l.ledger.unmatched.slice(0, 20),
+            warnings: l.ledger.warnings,
+          })),
+          serviceTopFunctions: ledgers.find((l) => l.name === 'service')?.summary ?? null,
+        }
+      : null,
     warnings,
   };
   const file = path.join(RESULTS, `${startedAt.replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 
   const on = (b) => (b ? 'on' : 'OFF');
+  const serviceLedger = ledgers.find((l) => l.name === 'service');
   const out = [
     '',
     `Animal Store API benchmark — ${result.machine.cpu}, ${result.machine.memoryGiB} GiB, Node ${NODE_VERSION}, PostgreSQL ${db.version}, Redis ${result.machine.redis ?? 'n/a'}`,
-    `${CONNECTIONS} connections, ${DURATION} s per run after ${WARMUP} s warm-up; ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after).`,
-    `Service: auth ${on(features.auth)}, rate limits ${on(features.rateLimits)}${features.rateLimits ? ` (${features.redis ? 'Redis' : 'not confirmed in Redis'})` : ''}, request logging ${on(features.requestLogging)} (LOG_LEVEL=info, to a file).`,
+    `${CONNECTIONS} connections, ${DURATION} s per run after ${WARMUP} s warm-up, each server twice per scenario (order ${ORDER.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
+    features
+      ? `Service: auth ${on(features.auth)}, rate limits ${on(features.rateLimits)}${features.rateLimits ? ` (${features.redis ? 'Redis' : 'not confirmed in Redis'})` : ''}, request logging ${on(features.requestLogging)} (LOG_LEVEL=info, to a file).`
+      : 'Service: not run (BENCH_SERVERS).',
+    'raw = node:http + pg (bench/baseline.mjs); floor = bare NestJS + Express + pg (bench/peers/floor.ts); peer = bare NestJS + Express + Prisma + ValidationPipe (bench/peers/peer.ts).',
+    ...(warnings.some((w) => /load average|busy before/.test(w))
+      ? ['', ...warnings.filter((w) => /load average|busy before/.test(w)).map((w) => `WARNING: ${w}`)]
+      : []),
     '',
-    table(runs),
+    mainTable(rows),
     '',
-    `Start to ready (spawn → /readyz 200): service ${fmt(service.readyMs)} ms, baseline ${fmt(baseline.readyMs)} ms${embedded ? `, embedded ${fmt(embedded.readyMs)} ms` : ''}.`,
-    `Peak RSS (VmHWM, whole run): service ${fmt(memory.service?.hwm)} MiB, baseline ${fmt(memory.baseline?.hwm)} MiB${embedded ? `, embedded ${fmt(embedded.memory?.hwm)} MiB` : ''}.`,
+    'GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both):',
     '',
-    'Targets (reported, not asserted):',
-    ...targets.map((t) => `  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.value}`),
+    loopTable(rows),
+    ...(embedded
+      ? ['', 'Embedded default (PGlite, memory rate limits; the service alone, one run per scenario):', '', mainTable(embedded.rows), '', loopTable(embedded.rows)]
+      : []),
+    '',
+    `Start to ready (spawn → /readyz 200): ${ORDER.map((n) => `${n} ${fmt(servers[n].readyMs)} ms`).join(', ')}${embedded ? `, embedded ${fmt(embedded.readyMs)} ms` : ''}.`,
+    `Peak RSS (VmHWM, whole run): ${ORDER.map((n) => `${n} ${fmt(memory[n]?.hwm)} MiB`).join(', ')}${embedded ? `, embedded ${fmt(embedded.memory?.hwm)} MiB` : ''}.`,
+    '',
+    'Targets of issue 13 (reported, not asserted; computed from the table above):',
+    ...targets.map((t) => `  ${t.met === null ? 'n/a    ' : t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.value}`),
     ...(plans
       ? [
           '',
@@ -829,17 +1067,153 @@ async function main() {
         ]
       : []),
     ...(warnings.length ? ['', 'Warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
-    ...(profile
+    ...(ledgers.length
       ? [
           '',
-          `CPU profile of the service during ${profile.scenario}: ${path.relative(ROOT, profile.file)}`,
-          formatSummary(profile.summary),
+          `Cost ledger, ${PROFILE} (bench/ledger.mjs): one extra profiled run per server, not in the table; each sample goes to the nearest layer on its stack; µs/req = share of busy samples × that run's CPU µs/req (${ledgers.map((l) => `${l.name} ${fmt(l.reqPerSec)} req/s`).join(', ')}).`,
+          `Profiles: ${ledgers.map((l) => path.relative(ROOT, l.file)).join(', ')}`,
+          '',
+          formatLedger(ledgers.map((l) => ({ name: l.name, ledger: l.ledger, cpuUsPerReq: l.cpuUsPerReq }))),
         ]
+      : []),
+    ...(serviceLedger
+      ? ['', `CPU profile of the service during ${PROFILE}, top functions:`, formatSummary(serviceLedger.summary)]
       : []),
     '',
     `JSON: ${path.relative(ROOT, file)}`,
   ];
   console.log(out.join('\n'));
+}
+
+/** The targets of issue 13, each from the table's rows; `met: null` when a server it needs was not run. */
+function computeTargets(rows, servers, embedded) {
+  const row = (scenario, server) => rows.find((r) => r.scenarioName === scenario && r.server === server);
+  const ran = (scenario) => SCENARIOS.some((s) => s.name === scenario);
+  const targets = [];
+  const ratioTarget = (scenario, label, min) => {
+    if (!ran(scenario)) return;
+    const s = row(scenario, 'service');
+    const ok = s && s.vsRaw !== null;
+    targets.push({
+      target: `${label} ≥ ${min}x raw req/s`,
+      value: ok ? `${times(s.vsRaw)} (${fmt(s.reqPerSec)} of ${fmt(row(scenario, 'raw').reqPerSec)})` : 'n/a (needs service and raw)',
+      met: ok ? s.vsRaw >= min : null,
+    });
+  };
+  const p99Target = (scenario, label) => {
+    if (!ran(scenario)) return;
+    const s = row(scenario, 'service');
+    targets.push({
+      target: `${label} p99 ≤ 25 ms at ${CONNECTIONS} connections`,
+      value: s ? `${fmt(s.p99Ms, 1)} ms` : 'n/a (needs service)',
+      met: s ? s.p99Ms <= 25 : null,
+    });
+  };
+  ratioTarget('listPets', 'listPets limit=20', 0.5);
+  p99Target('listPets', 'listPets limit=20');
+  ratioTarget('getPet', 'getPet', 0.5);
+  p99Target('getPet', 'getPet');
+  ratioTarget('listPetsStatus', 'listPets status=sold limit=100', 0.5);
+  ratioTarget('createPet', 'createPet', 0.35);
+  const svc = rows.filter((r) => r.server === 'service');
+  if (servers.service && servers.peer) {
+    targets.push({
+      target: 'service ≥ 1.0x peer req/s on every scenario',
+      value: svc.map((r) => `${r.scenarioName} ${times(r.vsPeer)}`).join(', '),
+      met: svc.every((r) => r.vsPeer >= 1),
+    });
+  } else targets.push({ target: 'service ≥ 1.0x peer req/s on every scenario', value: 'n/a (needs service and peer)', met: null });
+  if (servers.service && servers.raw) {
+    const ratios = svc.map((r) => ({ name: r.scenarioName, x: r.rssAfterMiB / row(r.scenarioName, 'raw').rssAfterMiB, mib: r.rssAfterMiB, raw: row(r.scenarioName, 'raw').rssAfterMiB }));
+    targets.push({
+      target: 'RSS after load ≤ 2x raw\'s RSS after load (every scenario)',
+      value: ratios.map((r) => `${r.name} ${fmt(r.mib)}/${fmt(r.raw)} MiB = ${times(r.x)}`).join(', '),
+      met: ratios.every((r) => r.x <= 2),
+    });
+  } else targets.push({ target: 'RSS after load ≤ 2x raw\'s', value: 'n/a (needs service and raw)', met: null });
+  if (servers.service)
+    targets.push({
+      target: 'start to ready ≤ 2 s (spawn → /readyz 200, PostgreSQL)',
+      value: `${fmt(servers.service.readyMs)} ms`,
+      met: servers.service.readyMs <= 2000,
+    });
+  if (embedded)
+    targets.push({ target: 'start to ready ≤ 2 s (embedded default)', value: `${embedded.readyMs} ms`, met: embedded.readyMs <= 2000 });
+  return targets;
+}
+
+/**
+ * BENCH_SOAK: the service alone under listPets at full load for BENCH_SOAK_MINUTES, VmRSS every
+ * 10 s. A leak shows as RSS still climbing after the first minute (when V8's heap has sized itself).
+ */
+async function soak(warnings) {
+  const startedAt = new Date().toISOString();
+  const loadBefore = os.loadavg()[0];
+  if (loadBefore > 1.5) log(`warning: 1-minute load average ${loadBefore.toFixed(2)} before the soak`);
+  const scenario = ALL_SCENARIOS.find((s) => s.name === 'listPets');
+  const { db, key, prefix, prefixSupported } = await prepare(warnings);
+  const port = await freePort(FIRST_PORT);
+  const service = await startServer('service', [path.join(DIST, 'main.js')], serviceEnvFor(db, port, prefix, prefixSupported), port);
+  const features = await probeFeatures(service, key);
+  if (features.keyedStatus !== 200) throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
+  const seconds = Math.round(SOAK_MINUTES * 60);
+  log(`soak: ${scenario.label} at ${CONNECTIONS} connections for ${seconds} s, VmRSS every ${SOAK_SAMPLE_S} s`);
+  const samples = [];
+  const t0 = performance.now();
+  const timer = setInterval(() => {
+    const m = memoryOf(service.child.pid);
+    const tS = Math.round((performance.now() - t0) / 1000);
+    samples.push({ tS, rssMiB: m ? Math.round(m.rss) : null });
+    log(`soak ${tS} s: RSS ${m ? Math.round(m.rss) : '?'} MiB`);
+  }, SOAK_SAMPLE_S * 1000);
+  await gcWindow(service);
+  const r = await load(service, scenario, key, seconds);
+  clearInterval(timer);
+  samples.push({ tS: Math.round((performance.now() - t0) / 1000), rssMiB: r.rssAfterMiB });
+  r.loop = await gcWindow(service);
+  await stopProcess(service.child);
+
+  // The reference is the RSS after minute one; a soak shorter than two minutes (a test of the
+  // mechanics) takes it at half time instead.
+  const refAt = Math.min(60, seconds / 2);
+  const ref = samples.find((s) => s.tS >= refAt) ?? samples[0];
+  const end = samples[samples.length - 1];
+  const growth = ref?.rssMiB && end?.rssMiB ? (end.rssMiB - ref.rssMiB) / ref.rssMiB : null;
+  const loadAfter = os.loadavg()[0];
+  warnings.push(...quietMachineWarnings(loadBefore, loadAfter));
+  const target = {
+    target: `soak: RSS at the end within 10% of the RSS after ${refAt === 60 ? 'minute one' : `${refAt} s (short soak)`}`,
+    value: growth === null ? 'n/a' : `${fmt(ref.rssMiB)} → ${fmt(end.rssMiB)} MiB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%)`,
+    met: growth === null ? null : growth <= 0.1,
+  };
+  const result = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    mode: 'soak',
+    settings: { minutes: SOAK_MINUTES, connections: CONNECTIONS, sampleS: SOAK_SAMPLE_S, scenario: scenario.name },
+    machine: { node: NODE_VERSION, postgres: db.version, loadAverage1m: { before: loadBefore, after: loadAfter } },
+    features,
+    run: r,
+    samples,
+    target,
+    warnings,
+  };
+  const file = path.join(RESULTS, `${startedAt.replace(/[:.]/g, '-')}-soak.json`);
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(
+    [
+      '',
+      `Soak — the service under ${scenario.label}, ${CONNECTIONS} connections, ${fmt(seconds)} s, Node ${NODE_VERSION} (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after)`,
+      `${fmt(r.reqPerSec)} req/s, p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, p99.9 ${fmt(r.p999Ms, 1)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, CPU ${fmt(r.cpuUsPerReq)} µs/req`,
+      `GC: ${r.loop.gc.count} pauses, ${fmt(r.loop.gc.totalMs)} ms in total, longest ${fmt(r.loop.gc.maxMs, 1)} ms; event-loop delay p50 ${fmt(r.loop.eventLoopDelayMs.p50, 1)} ms, p99 ${fmt(r.loop.eventLoopDelayMs.p99, 1)} ms, max ${fmt(r.loop.eventLoopDelayMs.max, 1)} ms`,
+      `RSS (MiB) every ${SOAK_SAMPLE_S} s: ${samples.map((s) => `${s.tS}s ${s.rssMiB}`).join(', ')}`,
+      '',
+      `  ${target.met === null ? 'n/a    ' : target.met ? 'met    ' : 'NOT met'}  ${target.target}: ${target.value}`,
+      ...(warnings.length ? ['', 'Warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
+      '',
+      `JSON: ${path.relative(ROOT, file)}`,
+    ].join('\n'),
+  );
 }
 
 let exitCode = 0;
@@ -850,10 +1224,10 @@ try {
   exitCode = 1;
 } finally {
   await cleanup();
-  // Keep the logs of a failed run for reading; a good run leaves nothing behind.
-  if (exitCode === 0 && !PROFILE) {
-    for (const f of readdirSync(WORK))
-      if (f.startsWith(RUN_ID)) rmSync(path.join(WORK, f), { recursive: true, force: true });
-  }
+  // Keep the logs of a failed run for reading, and the profiles of a profiled one; a good run
+  // leaves nothing else behind.
+  for (const f of readdirSync(WORK))
+    if (f.startsWith(RUN_ID) && (exitCode === 0 ? !f.endsWith('.cpuprofile') : f.endsWith('.gc.json')))
+      rmSync(path.join(WORK, f), { recursive: true, force: true });
 }
 process.exit(exitCode);

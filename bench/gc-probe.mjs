@@ -1,0 +1,61 @@
+// Preloaded into every server of `npm run bench` (node --import): garbage-collection pauses and
+// event-loop delay over one measured load. Each SIGURG (a signal Node and the servers leave
+// alone; SIGUSR1 opens the inspector, SIGUSR2 is cpu-profiler.mjs's, SIGPROF V8's) writes what
+// was seen since the previous one to BENCH_GC_FILE and starts a new window, so the bench signals
+// at the start of the measured run (discarding warm-up) and at its end (the figures it reports).
+// The written JSON carries the signal's sequence number, so the bench knows it reads the fresh one.
+import { writeFileSync } from 'node:fs';
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
+
+const KINDS = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+let gc;
+const reset = () => {
+  gc = { count: 0, totalMs: 0, maxMs: 0, byKind: {} };
+};
+reset();
+const record = (entries) => {
+  for (const e of entries) {
+    gc.count++;
+    gc.totalMs += e.duration;
+    if (e.duration > gc.maxMs) gc.maxMs = e.duration;
+    const kind = KINDS[e.detail?.kind] ?? 'other';
+    gc.byKind[kind] = (gc.byKind[kind] ?? 0) + 1;
+  }
+};
+const observer = new PerformanceObserver((list) => record(list.getEntries()));
+observer.observe({ entryTypes: ['gc'] });
+
+// The histogram records the whole interval between two ticks of a RESOLUTION_MS timer, so an idle
+// loop reads RESOLUTION_MS; the snapshot subtracts it, leaving how late the ticks ran.
+const RESOLUTION_MS = 10;
+const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+delay.enable();
+let started = process.hrtime.bigint();
+let seq = 0;
+
+process.on('SIGURG', () => {
+  record(observer.takeRecords()); // entries not yet delivered to the callback
+  const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
+  const now = process.hrtime.bigint();
+  const snapshot = {
+    seq: ++seq,
+    windowMs: Number(now - started) / 1e6,
+    gc: { ...gc, totalMs: Math.round(gc.totalMs * 100) / 100, maxMs: Math.round(gc.maxMs * 100) / 100 },
+    eventLoopDelayMs: {
+      p50: ms(delay.percentile(50)),
+      p99: ms(delay.percentile(99)),
+      max: ms(delay.max),
+      mean: ms(delay.mean),
+    },
+  };
+  if (process.env.BENCH_GC_FILE) writeFileSync(process.env.BENCH_GC_FILE, JSON.stringify(snapshot));
+  reset();
+  delay.reset();
+  started = now;
+});
