@@ -1,0 +1,6 @@
+export { AnimalStoreClient } from './client.js';
+export type { AnimalStoreClientOptions, CallOptions, CreatePetOptions, DeprecationNotice, ListPetsQuery, NewPet, Pet, PetStatus, PetsPage } from './client.js';
+export { AnimalStoreError } from './errors.js';
+export type { ErrorCode, ErrorDetail, RateLimitState } from './errors.js';
+export type { RetryOptions } from './retry.js';
+export type { components, operations, paths } from './generated/schema.js';
