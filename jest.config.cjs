@@ -15,11 +15,13 @@ const swc = {
 module.exports = {
   rootDir: '.',
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  // The official client (clients/typescript, an npm workspace) is tested with the service.
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/clients/typescript'],
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@prisma/client)/)'],
+  modulePathIgnorePatterns: ['<rootDir>/clients/typescript/node_modules'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['reflect-metadata'],
   testTimeout: 30000,

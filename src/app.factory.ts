@@ -2,13 +2,15 @@ import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from 'node:http';
-import { Logger } from 'nestjs-pino';
 import { AppModule, AppModuleOptions } from './app.module.js';
+import { principalOf } from './auth/auth.service.js';
 import { answerClientErrors } from './common/client-errors.js';
-import { corsOptions, securityHeaders, testDelayMiddleware } from './common/http-edge.js';
-import { requestIdMiddleware } from './common/request-id.js';
+import { corsOptions, requestEdge, testDelayMiddleware } from './common/http-edge.js';
+import { JsonExpressAdapter } from './common/json-express.adapter.js';
+import { routeTemplate } from './common/route-template.js';
 import { AppConfig, loadConfig } from './config/config.js';
 import { ShutdownService } from './health/shutdown.service.js';
+import { AppLogger } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { mountOpenApi } from './openapi/openapi.js';
 
@@ -23,11 +25,29 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
   express.disable('x-powered-by');
   express.set('etag', false);
   // Every log of the process goes through pino: JSON lines, pretty in development.
-  app.useLogger(app.get(Logger));
-  // First on every request, in this order: its id, its metrics, security headers, CORS.
-  app.use(requestIdMiddleware());
-  app.use(app.get(MetricsService).httpMiddleware());
-  app.use(securityHeaders());
+  const logger = app.get(AppLogger);
+  app.useLogger(logger.nest());
+  // First on every request: its id, security headers, and once it is over, its access log
+  // line and metrics (one middleware, one listener); then CORS.
+  const metrics = app.get(MetricsService);
+  app.use(
+    requestEdge(
+      () => metrics.requestStarted(),
+      (req, res, durationMs) => {
+        metrics.requestFinished(req, res, durationMs);
+        logger.access({
+          requestId: req.id as string,
+          method: req.method,
+          route: routeTemplate(req),
+          url: req.originalUrl ?? req.url,
+          status: res.writableFinished ? res.statusCode : undefined,
+          durationMs: Math.round(durationMs * 100) / 100,
+          ip: req.ip,
+          keyId: principalOf(req)?.keyId,
+        });
+      },
+    ),
+  );
   if (config.corsOrigins.length > 0) app.enableCors(corsOptions(config));
   if (config.testDelayHeader) app.use(testDelayMiddleware());
   configureServer(app, config);
@@ -53,14 +73,19 @@ function configureServer(app: INestApplication, config: AppConfig): void {
   app.get(ShutdownService).attach(server);
 }
 
+/** The HTTP adapter of the application (also the HTTP tests'): Express, answering in lossless JSON. */
+export function createHttpAdapter(): JsonExpressAdapter {
+  return new JsonExpressAdapter();
+}
+
 /** Options of the Nest application, shared with the HTTP tests' TestingModule. */
 export const APP_OPTIONS = {
-  // Bodies are read by JsonBodyInterceptor, losslessly and after the guards.
+  // Bodies are read by JsonBodyInterceptor (@JsonBody()), losslessly and after the guards.
   bodyParser: false,
 } as const;
 
 export async function createApp(options: AppModuleOptions = {}): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(options), createHttpAdapter(), {
     ...APP_OPTIONS,
     bufferLogs: true,
   });

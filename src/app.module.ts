@@ -1,13 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { ApiValidationPipe } from './common/api-validation.pipe.js';
 import { Clock, SystemClock } from './common/clock.js';
-import { JsonBodyInterceptor } from './common/json-body.interceptor.js';
-import { JsonResponseInterceptor } from './common/json-response.interceptor.js';
-import type { AppConfig } from './config/config.js';
+import { AppConfig, loadConfig } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
@@ -25,20 +23,22 @@ export interface AppModuleOptions {
 }
 
 /**
- * The whole application. Every cross-cutting piece (filter, pipe, interceptors, and the
+ * The whole application. Every cross-cutting piece (filter, pipe, and the
  * guards of the auth and rate-limit modules) is an APP_* provider here, so a test that
  * imports this module runs exactly the production stack.
  */
 @Module({})
 export class AppModule {
   static forRoot(options: AppModuleOptions = {}): DynamicModule {
+    // Read here rather than by ConfigModule alone: which routes exist depends on it (METRICS_PORT).
+    const config = options.config ?? loadConfig();
     return {
       module: AppModule,
       global: true,
       imports: [
-        ConfigModule.forRoot(options.config),
+        ConfigModule.forRoot(config),
         LoggingModule,
-        MetricsModule,
+        MetricsModule.forRoot(config),
         PrismaModule,
         AuthModule,
         RateLimitModule,
@@ -54,9 +54,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
-        // Interceptors run in this order: the body is parsed first, the result serialised last.
-        { provide: APP_INTERCEPTOR, useClass: JsonResponseInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+        // No global interceptor: results are written as JSON by the HTTP adapter
+        // (JsonExpressAdapter), and the operations that take a body read it with @JsonBody().
       ],
       exports: [Clock],
     };

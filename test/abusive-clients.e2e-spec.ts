@@ -1,12 +1,18 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
+import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
 import { issueApiKeyIn } from './support/api-keys.js';
-import { RunningService, startService } from './support/built-service.js';
+import { freePort, RunningService, startService } from './support/built-service.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { DatabaseStats, settledStats } from './support/pg-stats.js';
 import { parseResponse } from './support/raw-http.js';
+import { redisEnv } from './support/redis-env.js';
 
 /**
  * Node checks its headers and request timeouts this often (CONNECTIONS_CHECK_INTERVAL_MS, its
@@ -153,9 +159,13 @@ describe('unauthenticated key guessing is rate limited per address', () => {
     await db?.drop();
   });
 
-  it('refuses a burst of invalid keys from one address with 429, then bans it; a valid key is unaffected', async () => {
+  it('refuses a burst of invalid keys from one address with 429, then bans it; a key in use is unaffected', async () => {
     const http = () => request(app.getHttpServer());
     const valid = await issueApiKey(app, { plan: 'free' });
+    const fresh = await issueApiKey(app, { plan: 'free' });
+    // In use before the flood: this instance has found it, so it is no guess.
+    expect((await http().get('/v1/pets').set('Authorization', `Bearer ${valid}`)).status).toBe(200);
+    const lookups = jest.spyOn(app.get(ApiKeysService), 'findByHash');
     const statuses: string[] = [];
     for (let i = 0; i < 100; i++) {
       // Well-formed keys with a valid checksum (each one is looked up), and a spoofed
@@ -169,20 +179,332 @@ describe('unauthenticated key guessing is rate limited per address', () => {
       expect(res.headers['x-ratelimit-limit']).toBe('60');
       if (res.status === 429) expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
-    // The free plan's 60 a minute answer 401; then 20 refusals with 429; the one more than 20
-    // starts a 15-minute ban.
-    expect(statuses.slice(0, 60)).toEqual(Array(60).fill('401 invalid_api_key'));
-    expect(statuses.slice(60, 80)).toEqual(Array(20).fill('429 rate_limit_exceeded'));
-    expect(statuses.slice(80)).toEqual(Array(20).fill('429 api_key_temporarily_banned'));
+    // The free plan's 60 a minute answer 401 (less the one the valid key's first request took:
+    // until it was found it counted as a guess from this address too); then 20 refusals with
+    // 429; the one more than 20 starts a 15-minute ban.
+    expect(statuses.slice(0, 59)).toEqual(Array(59).fill('401 invalid_api_key'));
+    expect(statuses.slice(59, 79)).toEqual(Array(20).fill('429 rate_limit_exceeded'));
+    expect(statuses.slice(79)).toEqual(Array(21).fill('429 api_key_temporarily_banned'));
+    expect(lookups).toHaveBeenCalledTimes(59);
     const banned = await http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`);
     expect(Number(banned.headers['retry-after'])).toBeGreaterThan(14 * 60);
 
     // The next minute does not lift the ban; the end of it does.
     clock.set('2026-11-22T12:01:05Z');
     expect((await http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`)).body.code).toBe('api_key_temporarily_banned');
-    // A valid key from the same address has its own counters.
+    // A key in use from the same address has its own counters.
     expect((await http().get('/v1/pets').set('Authorization', `Bearer ${valid}`)).status).toBe(200);
+    // A key this instance has never seen is indistinguishable from a guess until it is looked
+    // up, and a banned address gets no lookup: refused like the guesses, until the ban ends.
+    lookups.mockClear();
+    const unseen = await http().get('/v1/pets').set('Authorization', `Bearer ${fresh}`);
+    expect(unseen.body.code).toBe('api_key_temporarily_banned');
+    expect(lookups).not.toHaveBeenCalled();
     clock.set('2026-11-22T12:16:10Z');
     expect((await http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`)).status).toBe(401);
+    expect((await http().get('/v1/pets').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
   });
+});
+
+/** The database the attack tests run against: PostgreSQL when DATABASE_URL is set (CI), else the embedded one. */
+const ATTACK_DB: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+
+/** Sends `count` requests, `concurrency` at a time; each gets its own request init from `init(i)`. */
+async function flood(
+  url: string,
+  count: number,
+  concurrency: number,
+  init: (i: number) => RequestInit,
+): Promise<{ status: number; body: { code?: string; status?: number; [k: string]: unknown }; headers: Headers }[]> {
+  const results: { status: number; body: { code?: string; status?: number }; headers: Headers }[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const res = await fetch(url, init(i));
+        results[i] = { status: res.status, body: (await res.json()) as { code?: string }, headers: res.headers };
+      }
+    }),
+  );
+  return results;
+}
+
+describe(`finding 1: a flood of well-formed unknown keys from one address costs at most its limit in key lookups (${ATTACK_DB}, ${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let base: string;
+  const redis = redisEnv('key-guessing');
+  // A fixed instant in the middle of a minute: the whole flood falls in one minute window.
+  const clock = new FakeClock(new Date('2026-11-22T12:00:05Z'));
+  let lookups: jest.SpyInstance;
+  let before: DatabaseStats | undefined;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(ATTACK_DB);
+    if (db.kind === 'postgres') before = await settledStats(db.env.DATABASE_URL);
+    app = await startTestApp(db, { clock, env: redis.env });
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+    lookups = jest.spyOn(app.get(ApiKeysService), 'findByHash');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await redis.cleanup();
+    await db?.drop();
+  });
+
+  it('answers 2,000 requests with fresh random keys 401 then 429, never 5xx, with at most 60 + 2 lookups', async () => {
+    const send = (i: number): RequestInit => ({ headers: { authorization: `Bearer ${generateApiKey()}`, 'x-request-id': `guess-${i}` } });
+    // The first 100 one after the other (their order is the limiter's), then 1,900 at 50 at a time.
+    const first = await flood(`${base}/v1/pets`, 100, 1, send);
+    const rest = await flood(`${base}/v1/pets`, 1900, 50, (i) => send(100 + i));
+    const all = [...first, ...rest];
+    expect(all.filter((r) => r.status >= 500)).toEqual([]);
+    for (const r of all) expect(r.body.status).toBe(r.status);
+    const outcome = (r: (typeof all)[number]) => `${r.status} ${r.body.code}`;
+    expect(first.slice(0, 60).map(outcome)).toEqual(Array(60).fill('401 invalid_api_key'));
+    expect(first.slice(60, 80).map(outcome)).toEqual(Array(20).fill('429 rate_limit_exceeded'));
+    expect(first.slice(80).map(outcome)).toEqual(Array(20).fill('429 api_key_temporarily_banned'));
+    expect(rest.map(outcome)).toEqual(Array(1900).fill('429 api_key_temporarily_banned'));
+
+    // The service's own count of key lookups (each one a query)...
+    const calls = lookups.mock.calls.length;
+    // ...and PostgreSQL's: scans of api_keys during the app's life, read once its backends are gone.
+    await app.close();
+    let scans: number | undefined;
+    if (before) scans = (await settledStats(db.env.DATABASE_URL)).scans.api_keys - (before.scans.api_keys ?? 0);
+    // Printed for the record (before the fix: 2,000 of each).
+    process.stdout.write(`finding 1: ${calls} key lookups by the service, ${scans ?? 'n/a'} api_keys scans by PostgreSQL\n`);
+    expect(calls).toBeLessThanOrEqual(62);
+    if (scans !== undefined) expect(scans).toBeLessThanOrEqual(62);
+  }, 120_000);
+});
+
+/** A GET through `agent`, its status and JSON body. */
+function get(url: string, agent: http.Agent): Promise<{ status: number; body: { status?: string; code?: string } }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/** X-Forwarded-For values that are no address: each would have been a client of its own. */
+function garbageForwardedFor(i: number): string {
+  const kinds = [
+    () => `not-an-address-${i}`,
+    () => `${randomBytes(12).toString('base64')}`,
+    () => `999.${i}.1.1`,
+    () => `1.2.3.${i}.5`,
+    () => `203.0.113.${i % 250}:${1000 + i}`, // host:port, as some balancers write it: not an address either
+    () => `::g${i}`,
+    () => `unknown${'x'.repeat(2000 + i)}`, // kilobytes of attacker text
+    () => `[2001:db8::${i.toString(16)}]`,
+    () => `${i}`,
+    () => `<script>${i}</script>`,
+  ];
+  return kinds[i % kinds.length]();
+}
+
+describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new client (${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let base: string;
+  const redis = redisEnv('forwarded-for');
+
+  beforeAll(async () => {
+    db = await createTestDatabase(ATTACK_DB);
+    app = await startTestApp(db, { clock: new FakeClock(new Date('2026-11-22T12:00:05Z')), env: { ...redis.env, TRUST_PROXY: '1' } });
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await redis.cleanup();
+    await db?.drop();
+  });
+
+  it('counts 70 requests with 70 different garbage values against the socket address: the 61st is a 429', async () => {
+    const results = await flood(`${base}/v1/pets`, 70, 1, (i) => ({ headers: { 'x-forwarded-for': garbageForwardedFor(i) } }));
+    const outcomes = results.map((r) => `${r.status} ${r.body.code}`);
+    expect(outcomes.slice(0, 60)).toEqual(Array(60).fill('401 missing_api_key'));
+    expect(outcomes.slice(60)).toEqual(Array(10).fill('429 rate_limit_exceeded'));
+    expect(results[60].headers.get('x-ratelimit-remaining')).toBe('0');
+    // A real address from the trusted hop is still a client of its own.
+    const real = await fetch(`${base}/v1/pets`, { headers: { 'x-forwarded-for': '198.51.100.7' } });
+    expect(real.status).toBe(401);
+    expect(real.headers.get('x-ratelimit-remaining')).toBe('59');
+    if (process.env.REDIS_URL) {
+      // No attacker text in Redis key names: every key is short.
+      const admin = new Redis(process.env.REDIS_URL);
+      try {
+        const keys = await admin.keys(`${redis.env.RATE_LIMIT_PREFIX}*`);
+        expect(keys.length).toBeGreaterThan(0);
+        expect(keys.filter((k) => k.length > redis.env.RATE_LIMIT_PREFIX.length + 100)).toEqual([]);
+      } finally {
+        admin.disconnect();
+      }
+    }
+  });
+});
+
+(process.env.DATABASE_URL ? describe : describe.skip)('finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)', () => {
+  let db: TestDatabase;
+  let svc: RunningService | undefined;
+  const redis = redisEnv('readiness-flood');
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+  }, 60_000);
+
+  afterAll(async () => {
+    await svc?.stop('SIGKILL');
+    await redis.cleanup();
+    await db?.drop();
+  });
+
+  it('answers 2,000 concurrent probes 200 within the readiness timeout, from a few computations', async () => {
+    const before = await settledStats(db.env.DATABASE_URL);
+    svc = await startService({ ...db.env, ...redis.env, READINESS_TIMEOUT_MS: '2000' }, 60_000);
+    // All 2,000 at once, over at most 400 connections (more than Node's listen backlog of 511
+    // at once would be dropped by the kernel before the service sees them).
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 400 });
+    const started = performance.now();
+    const probes = await Promise.all(
+      Array.from({ length: 2000 }, () => get(`${svc!.url}/readyz`, agent)),
+    ).finally(() => agent.destroy());
+    const floodMs = performance.now() - started;
+    expect(await svc.stop('SIGTERM')).toBe(0);
+    svc = undefined;
+    const after = await settledStats(db.env.DATABASE_URL);
+    // The service's whole life: its start, every probe, its shutdown (less the one query of the
+    // first settledStats' own connection to the database).
+    const roundTrips = after.xactCommit + after.xactRollback - (before.xactCommit + before.xactRollback) - 1;
+    const computations = after.scans._prisma_migrations - (before.scans._prisma_migrations ?? 0);
+    process.stdout.write(
+      `finding 3: ${roundTrips} database round trips, ${computations} readiness computations for 2000 probes in ${Math.round(floodMs)} ms\n`,
+    );
+    // Every probe was answered from a computation that finished within READINESS_TIMEOUT_MS
+    // (the server gives up on a check after it, and the answer is then a 503).
+    const outcomes = probes.map((p) => `${p.status} ${p.body.status ?? p.body.code}`);
+    expect(outcomes).toEqual(Array(2000).fill('200 ok'));
+    // One computation at a time, each reused for READINESS_CACHE_MS (1 s): at most one per
+    // second of the flood, and one more for the second it started in. Before: one per probe.
+    const allowed = 2 + Math.floor(floodMs / 1000);
+    expect(computations).toBeLessThanOrEqual(allowed);
+    // Three queries per computation (SELECT 1, the migrations table's existence and rows), and
+    // what the service's start does.
+    expect(roundTrips).toBeLessThanOrEqual(3 * allowed + 5);
+  }, 120_000);
+});
+
+describe('finding 4: connection strings are never echoed with their password (built service)', () => {
+  const PASSWORD = 'Pw-4-finding-4-s3cr3t';
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('embedded');
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it.each([
+    // (More shapes of bad URL are in src/config/config.spec.ts; each start here costs seconds.)
+    ['DATABASE_URL', `postgresql://animal:${PASSWORD}@127.0.0.1:notaport/animal_store`],
+    ['REDIS_URL', `redis://default:${PASSWORD}@127.0.0.1:99999`],
+  ])('stops on a bad %s (%s) with exit 78 and a message naming it, without the password', async (name, value) => {
+    const svc = await startService({ ...db.env, LOG_LEVEL: 'info', [name]: value });
+    expect(await svc.exited).toBe(78);
+    expect(svc.output()).toContain(`configuration error: ${name}`);
+    expect(svc.output()).not.toContain(PASSWORD);
+  }, 60_000);
+
+  it('logs nothing of the password when the servers of well-formed URLs cannot be reached', async () => {
+    const svc = await startService({
+      ...db.env,
+      LOG_LEVEL: 'debug',
+      DATABASE_URL: `postgresql://animal:${PASSWORD}@127.0.0.1:1/animal_store`,
+      REDIS_URL: `redis://default:${PASSWORD}@127.0.0.1:1`,
+      DB_CONNECT_TIMEOUT_MS: '300',
+      REDIS_CONNECT_TIMEOUT_MS: '200',
+    });
+    try {
+      expect((await fetch(`${svc.url}/readyz`)).status).toBe(503);
+      expect((await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${generateApiKey()}` } })).status).toBe(503);
+    } finally {
+      await svc.stop();
+    }
+    expect(svc.output()).toMatch(/not ready/);
+    expect(svc.output()).not.toContain(PASSWORD);
+  }, 60_000);
+});
+
+describe('finding 5: production refuses open metrics and trust-everything proxies (built service)', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('embedded');
+  }, 60_000);
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it.each([
+    ['no METRICS_TOKEN nor METRICS_PORT', {}, /METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/],
+    ['TRUST_PROXY=true', { METRICS_TOKEN: 'metrics-token-0123456789', TRUST_PROXY: 'true' }, /TRUST_PROXY=true .*number of proxies/],
+  ])('stops with exit 78 on %s', async (_what, env: Record<string, string>, message) => {
+    const svc = await startService({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env });
+    expect(await svc.exited).toBe(78);
+    expect(svc.output()).toMatch(message);
+  }, 60_000);
+
+  it('serves /metrics only on METRICS_PORT when it is set (and, finding 6, logs at most 1 KiB of a URL)', async () => {
+    const metricsPort = await freePort();
+    const svc = await startService({
+      ...db.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DELAY_MS: '0',
+      METRICS_PORT: String(metricsPort),
+    });
+    try {
+      const onApi = await fetch(`${svc.url}/metrics`);
+      expect(onApi.status).toBe(404);
+      expect(await onApi.json()).toEqual({ code: 'route_not_found', message: expect.any(String), status: 404 });
+      const internal = `http://127.0.0.1:${metricsPort}`;
+      const metrics = await fetch(`${internal}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await metrics.text()).toContain('http_request_duration_seconds');
+      const other = await fetch(`${internal}/v1/pets`);
+      expect(other.status).toBe(404);
+      expect(await other.json()).toEqual({ code: 'route_not_found', message: expect.any(String), status: 404 });
+      const post = await fetch(`${internal}/metrics`, { method: 'POST', body: 'x' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
+      // Finding 6: an unauthenticated request's URL is client text up to the header limit, and
+      // every one is logged, refused or not: the access log keeps at most 1,024 characters of it.
+      const longUrl = await fetch(`${svc.url}/v1/pets?${'q'.repeat(12_000)}`, { headers: { 'x-request-id': 'long-url' } });
+      expect(longUrl.status).toBe(401);
+    } finally {
+      expect(await svc.stop()).toBe(0);
+    }
+    const line = svc
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"requestId":"long-url"'));
+    expect(line).toBeDefined();
+    expect(line!.length).toBeLessThan(2048);
+    expect(line).toContain('…[12009 chars]');
+  }, 60_000);
 });

@@ -107,6 +107,38 @@ describe.each(databaseKinds().map((k) => [k] as const))('Idempotency-Key on POST
     expect(await petsNamed('BadKey')).toHaveLength(0);
   });
 
+  it('takes the quoted Structured Field form and the bare key as the same key', async () => {
+    const k = uniqueKey();
+    const first = await post('{"name":"Quoted","categoryId":3}', `"${k}"`);
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const bare = await post('{"name":"Quoted","categoryId":3}', k);
+    expect(bare.status).toBe(201);
+    expect(bare.headers['idempotent-replayed']).toBe('true');
+    expect(bare.text).toBe(first.text);
+    // And the other way round, with escapes: the key a"b\c.
+    const escaped = `${uniqueKey()}a"b\\c`;
+    expect((await post('{"name":"Quoted","categoryId":4}', escaped)).status).toBe(201);
+    const requoted = await post('{"name":"Quoted","categoryId":4}', `"${escaped.replace(/[\\"]/g, (c) => `\\${c}`)}"`);
+    expect(requoted.headers['idempotent-replayed']).toBe('true');
+    expect(await petsNamed('Quoted')).toHaveLength(2);
+    expect(await row(await keyIdOf(key), k)).not.toBeNull();
+  });
+
+  it.each([
+    ['unterminated', '"abc'],
+    ['with an escape other than \\" and \\\\', '"a\\bc"'],
+    ['followed by more text', '"abc"def'],
+    ['empty', '""'],
+    ['holding a space', '"two words"'],
+  ])('answers a quoted key that is %s with 400 invalid_parameter, and creates nothing', async (_what, value) => {
+    const res = await post('{"name":"BadQuoted","categoryId":1}', value);
+    expectError(res, 400, 'invalid_parameter');
+    expect(res.body.details).toEqual([{ field: 'Idempotency-Key', message: res.body.message }]);
+    expect(res.body.message).toMatch(/Idempotency-Key/);
+    expect(await petsNamed('BadQuoted')).toHaveLength(0);
+  });
+
   it('accepts a key of 255 visible ASCII characters', async () => {
     const k = `${'~!'.repeat(127)}Z`;
     expect((await post('{"name":"LongKey","categoryId":1}', k)).status).toBe(201);

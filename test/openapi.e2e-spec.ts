@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { stringify } from 'lossless-json';
 import request from 'supertest';
+import { parseJson } from '../src/common/json-codec.js';
 import { startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 
@@ -26,8 +28,9 @@ describe('OpenAPI document', () => {
     const res = await request(app.getHttpServer()).get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    doc = res.body as Doc;
-    text = `${JSON.stringify(doc, null, 2)}\n`;
+    // Read as a client must: losslessly, so the int64 bounds stay exact.
+    doc = parseJson(res.text) as Doc;
+    text = `${stringify(doc, null, 2)}\n`;
   });
 
   afterAll(async () => {
@@ -41,6 +44,15 @@ describe('OpenAPI document', () => {
       writeFileSync(SNAPSHOT, text);
     }
     expect(text).toBe(readFileSync(SNAPSHOT, 'utf8'));
+  });
+
+  it('writes int64 bounds as exact JSON numbers', async () => {
+    const served = (await request(app.getHttpServer()).get('/openapi.json')).text;
+    const maxima = served.match(/"maximum":[^,}]+/g) ?? [];
+    // NewPet.categoryId, Pet.id, Pet.categoryId and the petId parameter.
+    expect(maxima.filter((m) => m === '"maximum":9223372036854775807')).toHaveLength(4);
+    expect(served).not.toMatch(/"maximum":"/);
+    expect(served).not.toMatch(/9223372036854776000/);
   });
 
   it('says what the contract requires', () => {

@@ -163,6 +163,8 @@ describe('operations: request ids, metrics, readiness, edge headers', () => {
         'X-RateLimit-Limit',
         'X-RateLimit-Remaining',
         'X-RateLimit-Reset',
+        'RateLimit-Policy',
+        'RateLimit',
         'Idempotent-Replayed',
       ]) {
         expect(exposed).toContain(h);
@@ -264,5 +266,7 @@ describe('readiness when Redis is unreachable', () => {
     expect(res.body.status).toBe('degraded');
     expect(res.body.details.redis).toEqual(expect.objectContaining({ status: 'degraded' }));
     expect(res.body.details.database.status).toBe('up');
+    // What went wrong is logged, not told to whoever asks.
+    expect(res.text).not.toMatch(/ECONN|127\.0\.0\.1|connect/i);
   });
 });

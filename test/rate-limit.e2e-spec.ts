@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Redis } from 'ioredis';
+import { parseItem, parseList } from 'structured-headers';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
@@ -12,6 +13,8 @@ import { TcpProxy } from './support/tcp-proxy.js';
 const REDIS_URL = process.env.REDIS_URL;
 const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
 const HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+/** The IETF fields (draft-ietf-httpapi-ratelimit-headers-11) beside them. */
+const IETF_HEADERS = ['ratelimit-policy', 'ratelimit'];
 
 /** Unix seconds of an ISO instant. */
 const epoch = (iso: string): number => Date.parse(iso) / 1000;
@@ -39,11 +42,34 @@ function limits(res: request.Response | Response): { limit: number; remaining: n
   return { limit: Number(get('x-ratelimit-limit')), remaining: Number(get('x-ratelimit-remaining')), reset: Number(get('x-ratelimit-reset')) };
 }
 
-/** Exactly the contract's headers: no stock throttler ones (suffixed names, seconds-until-reset). */
+/** RateLimit-Policy and RateLimit as a client reads them, with a Structured Fields parser. */
+function ietf(res: request.Response): { policy: [string, { q: number; w: number }][]; window: string; r: number; t: number } {
+  const policy = parseList(res.headers['ratelimit-policy'] as string).map(
+    ([name, params]) => [name as string, Object.fromEntries(params) as { q: number; w: number }] as [string, { q: number; w: number }],
+  );
+  const [window, params] = parseItem(res.headers.ratelimit as string);
+  const { r, t } = Object.fromEntries(params) as { r: number; t: number };
+  return { policy, window: window as string, r, t };
+}
+
+/**
+ * Exactly the contract's headers and the IETF ones, saying the same: no stock throttler ones
+ * (suffixed names, seconds-until-reset). RateLimit names the window the X-RateLimit-* triple
+ * describes, with its remaining count; on a 429, its t is Retry-After.
+ */
 function expectOnlyContractHeaders(res: request.Response): void {
   for (const h of HEADERS) expect(res.headers[h]).toMatch(/^\d+$/);
-  const stray = Object.keys(res.headers).filter((h) => /ratelimit|retry-after-/i.test(h) && !HEADERS.includes(h));
+  const stray = Object.keys(res.headers).filter((h) => /ratelimit|retry-after-/i.test(h) && !HEADERS.includes(h) && !IETF_HEADERS.includes(h));
   expect(stray).toEqual([]);
+  const { policy, window, r, t } = ietf(res);
+  expect(policy.map(([name, { w }]) => [name, w])).toEqual([
+    ['minute', 60],
+    ['day', 86_400],
+  ]);
+  expect(policy.find(([name]) => name === window)?.[1].q).toBe(Number(res.headers['x-ratelimit-limit']));
+  expect(r).toBe(Number(res.headers['x-ratelimit-remaining']));
+  expect(t).toBeGreaterThanOrEqual(1);
+  if (res.status === 429) expect(t).toBe(Number(res.headers['retry-after']));
 }
 
 function expect429(res: request.Response, code: 'rate_limit_exceeded' | 'api_key_temporarily_banned', retryAfter: number): void {
@@ -94,6 +120,8 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     expect(first.status).toBe(200);
     expectOnlyContractHeaders(first);
     expect(limits(first)).toEqual({ limit: 60, remaining: 59, reset: epoch(noon.replace('12:00:10', '12:01:00')) });
+    expect(first.headers['ratelimit-policy']).toBe('"minute";q=60;w=60, "day";q=1000;w=86400');
+    expect(first.headers.ratelimit).toBe('"minute";r=59;t=50');
     expect(first.headers['retry-after']).toBeUndefined();
     const second = await http().get('/v1/pets').set(as(key));
     expect(limits(second).remaining).toBe(58);
@@ -126,6 +154,8 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     expect(gone.status).toBe(410);
     expectOnlyContractHeaders(gone);
     expect(limits(gone)).toEqual({ limit: 300, remaining: 299, reset: epoch('2031-01-01T12:01:00Z') });
+    expect(gone.headers['ratelimit-policy']).toBe('"minute";q=300;w=60, "day";q=10000;w=86400');
+    expect(gone.headers.ratelimit).toBe('"minute";r=299;t=50');
   });
 
   it('limits requests without a valid key per address at the free rates, 401s included', async () => {
@@ -134,6 +164,7 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     expect(missing.body.code).toBe('missing_api_key');
     expectOnlyContractHeaders(missing);
     expect(limits(missing)).toEqual({ limit: 60, remaining: 59, reset: epoch(noon.replace('12:00:10', '12:01:00')) });
+    expect(missing.headers.ratelimit).toBe('"minute";r=59;t=50');
     const invalid = await http().get('/v1/pets').set(as(generateApiKey()));
     expect(invalid.status).toBe(401);
     expect(limits(invalid).remaining).toBe(58);
@@ -146,6 +177,8 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     // Public routes outside /v1 are not limited and carry no headers.
     const health = await http().get('/healthz');
     expect(health.headers['x-ratelimit-limit']).toBeUndefined();
+    expect(health.headers.ratelimit).toBeUndefined();
+    expect(health.headers['ratelimit-policy']).toBeUndefined();
   });
 
   it('refuses the 61st request of a minute with 429 and Retry-After, and lets the next minute in', async () => {
@@ -158,6 +191,7 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     const refused = await http().get('/v1/pets').set(as(key));
     expect429(refused, 'rate_limit_exceeded', 40); // 39.5 s to 12:01:00, rounded up
     expect(limits(refused)).toEqual({ limit: 60, remaining: 0, reset: epoch(noon.replace('12:00:10', '12:01:00')) });
+    expect(refused.headers.ratelimit).toBe('"minute";r=0;t=40');
     clock.set(noon.replace('12:00:10', '12:00:59.999'));
     expect429(await http().get('/v1/pets').set(as(key)), 'rate_limit_exceeded', 1);
     clock.set(noon.replace('12:00:10', '12:01:00'));
@@ -182,6 +216,7 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     expect(await rejected('rate_limit_exceeded')).toBe(before.limited + 20);
     expect(await rejected('api_key_temporarily_banned')).toBe(before.banned + 1);
     expect(limits(banned)).toEqual({ limit: 60, remaining: 0, reset: epoch(noon) + 900 });
+    expect(banned.headers.ratelimit).toBe('"minute";r=0;t=900');
     // Still banned in the next minute windows, to the last second; other keys are unaffected.
     clock.set(new Date(Date.parse(noon) + 899_000));
     expect429(await http().get('/v1/pets').set(as(key)), 'api_key_temporarily_banned', 1);
@@ -201,11 +236,16 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
       const res = await http().get('/v1/pets').set(as(key));
       expect(res.status).toBe(200);
       expect(limits(res)).toEqual({ limit: 5, remaining: 5 - i, reset: midnight });
+      expectOnlyContractHeaders(res);
+      // The policy is the key's own limits.
+      expect(res.headers['ratelimit-policy']).toBe('"minute";q=5;w=60, "day";q=5;w=86400');
+      expect(ietf(res)).toMatchObject({ window: 'day', r: 5 - i, t: midnight - Math.floor(clock.now().getTime() / 1000) });
     }
     clock.set(noon.replace('12:00:10', '18:30:00'));
     const refused = await http().get('/v1/pets').set(as(key));
     expect429(refused, 'rate_limit_exceeded', 5.5 * 3600);
     expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: midnight });
+    expect(refused.headers.ratelimit).toBe(`"day";r=0;t=${5.5 * 3600}`);
     clock.set(new Date(midnight * 1000));
     const tomorrow = await http().get('/v1/pets').set(as(key));
     expect(tomorrow.status).toBe(200);
@@ -219,6 +259,7 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
   });
 
   it('documents the headers on every response of every operation, and Retry-After on 429', async () => {
+    const documented = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
     const doc = (await http().get('/openapi.json')).body as {
       paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, { $ref?: string }> }> }>>;
       components: { headers: Record<string, unknown> };
@@ -228,13 +269,13 @@ describe.each(stores.map((s) => [s] as const))('plan rate limits with the %s sto
     for (const op of operations) {
       expect(Object.keys(op.responses)).toContain('429');
       for (const [status, response] of Object.entries(op.responses)) {
-        for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) {
+        for (const h of documented) {
           expect([status, h, response.headers?.[h]?.$ref]).toEqual([status, h, `#/components/headers/${h}`]);
         }
         if (status === '429') expect(response.headers?.['Retry-After']?.$ref).toBe('#/components/headers/RateLimitRetryAfter');
       }
     }
-    expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining(['X-RateLimit-Limit', 'RateLimitRetryAfter']));
+    expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining([...documented, 'RateLimitRetryAfter']));
   });
 
   it('lets exactly 60 of 200 concurrent requests with a free key through', async () => {
@@ -310,13 +351,16 @@ describeIfPg('rate limits while the database is down', () => {
     const unknown = await http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`);
     expect(unknown.status).toBe(503);
     expect(unknown.body.code).toBe('service_unavailable');
-    expect(limits(unknown)).toEqual(expect.objectContaining({ limit: 60, remaining: 59 }));
-    // Past the address's free allowance it is still 503: a key that cannot be checked is not
-    // over a limit (it may be on any plan).
+    // An unknown key is counted against the address before it is looked up (so is a valid key
+    // on its first request to an instance: 58, not 59, are left).
+    expect(limits(unknown)).toEqual(expect.objectContaining({ limit: 60, remaining: 58 }));
+    // Within the address's free allowance an unknown key that cannot be checked is a 503 (it
+    // may be on any plan); past it, it is refused before any attempt to look it up.
     const more = await Promise.all(
       Array.from({ length: 65 }, () => http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`)),
     );
-    expect(more.map((r) => r.status)).toEqual(Array(65).fill(503));
+    const outcomes = more.map((r) => `${r.status} ${r.body.code}`).sort();
+    expect(outcomes).toEqual([...Array(7).fill('429 rate_limit_exceeded'), ...Array(58).fill('503 service_unavailable')]);
     expect(more.map((r) => limits(r).remaining).sort((a, b) => a - b)[0]).toBe(0);
   }, 60_000);
 });

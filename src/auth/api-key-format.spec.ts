@@ -6,6 +6,7 @@ import {
   base62,
   displayPrefix,
   generateApiKey,
+  memoizedKeyHasher,
   hashApiKey,
   hashesEqual,
   isWellFormedApiKey,
@@ -126,5 +127,19 @@ describe('API key hashing', () => {
     expect(hashesEqual(h, h.slice(0, 62))).toBe(false);
     expect(hashesEqual('', '')).toBe(false);
     expect(hashesEqual(h, 'zz'.repeat(32))).toBe(false);
+  });
+});
+
+describe('memoizedKeyHasher', () => {
+  it('hashes as hashApiKey does, with and without a pepper, and stays bounded', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.option(fc.string({ minLength: 1 }), { nil: undefined }), (key, pepper) => {
+        const hash = memoizedKeyHasher(pepper, 2);
+        expect(hash(key)).toBe(hashApiKey(key, pepper));
+        expect(hash(`${key}x`)).toBe(hashApiKey(`${key}x`, pepper));
+        expect(hash(`${key}y`)).toBe(hashApiKey(`${key}y`, pepper));
+        expect(hash(key)).toBe(hashApiKey(key, pepper)); // evicted, hashed again
+      }),
+    );
   });
 });

@@ -13,5 +13,17 @@ export function declaredAuthMode(
   handler: ReturnType<ExecutionContext['getHandler']>,
   controller: ReturnType<ExecutionContext['getClass']>,
 ): AuthMode | undefined {
-  return reflector.getAllAndOverride<AuthMode | undefined>(AUTH_MODE, [handler, controller]);
+  let modes = declared.get(handler);
+  if (modes === undefined) declared.set(handler, (modes = new Map()));
+  if (modes.has(controller)) return modes.get(controller);
+  const mode = reflector.getAllAndOverride<AuthMode | undefined>(AUTH_MODE, [handler, controller]);
+  modes.set(controller, mode);
+  return mode;
 }
+
+/**
+ * Decorator metadata is fixed once the classes are defined, and both global guards ask for it
+ * on every request: it is read once per handler and controller (reflect-metadata walks the
+ * prototype chain on each call).
+ */
+const declared = new WeakMap<object, Map<object, AuthMode | undefined>>();

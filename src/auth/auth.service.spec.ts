@@ -90,7 +90,7 @@ describe('AuthService', () => {
 
   it('serves a hot key from the cache, one lookup for concurrent requests, until the TTL passes', async () => {
     const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
-    const results = await Promise.all(Array.from({ length: 20 }, () => auth.resolve(req(`Bearer ${KEY}`))));
+    const results = await Promise.all(Array.from({ length: 20 }, async () => auth.resolve(req(`Bearer ${KEY}`))));
     expect(results.every((r) => r.ok)).toBe(true);
     expect(keys.findByHash).toHaveBeenCalledTimes(1);
     await auth.resolve(req(`Bearer ${KEY}`));
@@ -150,5 +150,51 @@ describe('AuthService', () => {
     const { auth, keys } = setup({}, stored({ lastUsedAt: new Date(Date.now() - 10_000) }));
     await auth.resolve(req(`Bearer ${KEY}`));
     expect(keys.touch).not.toHaveBeenCalled();
+  });
+
+  it('prechecks without the database: settled results, then unknown until a key is found, then known', async () => {
+    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '50' });
+    expect(auth.precheck(req())).toMatchObject({ ok: false, error: { code: 'missing_api_key' } });
+    expect(auth.precheck(req('Bearer not-a-key'))).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
+    expect(auth.precheck(req(`Bearer ${KEY}`))).toBe('unknown');
+    expect(keys.findByHash).not.toHaveBeenCalled();
+    await auth.resolve(req(`Bearer ${KEY}`));
+    // Cached: the result itself, memoised for resolve().
+    const hot = req(`Bearer ${KEY}`);
+    expect(auth.precheck(hot)).toEqual({ ok: true, principal: expect.objectContaining({ keyId: '7' }) });
+    expect(principalOf(hot)?.keyId).toBe('7');
+    expect((await auth.resolve(hot)).ok).toBe(true);
+    expect(keys.findByHash).toHaveBeenCalledTimes(1);
+    // Past the cache TTL it is still no guess.
+    await new Promise((r) => setTimeout(r, 80));
+    expect(auth.precheck(req(`Bearer ${KEY}`))).toBe('known');
+    const other = generateApiKey();
+    await auth.resolve(req(`Bearer ${other}`));
+    expect(auth.precheck(req(`Bearer ${other}`))).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
+  });
+
+  it('looks up unknown keys on at most half the pool at once, and refuses beyond a bounded queue with 503', async () => {
+    const { auth, keys } = setup({ DB_POOL_MAX: '4', API_KEY_CACHE_TTL_MS: '0' });
+    let running = 0;
+    let most = 0;
+    const release: (() => void)[] = [];
+    keys.findByHash.mockImplementation(async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise<void>((r) => release.push(r));
+      running -= 1;
+      return null;
+    });
+    const pending = Array.from({ length: 102 }, () => Promise.resolve(auth.resolve(req(`Bearer ${generateApiKey()}`))).then((r) => r, (e: unknown) => e));
+    const extra = await Promise.resolve(auth.resolve(req(`Bearer ${generateApiKey()}`))).catch((e: unknown) => e);
+    expect(extra).toMatchObject({ status: 503, code: 'service_unavailable', headers: { 'Retry-After': '1' } });
+    while (release.length > 0 || running > 0) {
+      release.splice(0).forEach((r) => r());
+      await new Promise((r) => setImmediate(r));
+    }
+    const results = await Promise.all(pending);
+    expect(results.every((r) => (r as { ok?: boolean }).ok === false)).toBe(true);
+    expect(most).toBe(2);
+    expect(keys.findByHash).toHaveBeenCalledTimes(102);
   });
 });

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { declaredAuthMode } from './auth-mode.js';
 import { AuthService } from './auth.service.js';
+import type { AuthResult } from './auth.types.js';
 
 /**
  * The global authentication guard, deny by default: every route needs a valid bearer API key
@@ -17,10 +18,15 @@ export class BearerAuthGuard implements CanActivate {
     private readonly auth: AuthService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (declaredAuthMode(this.reflector, context.getHandler(), context.getClass()) === 'public') return true;
-    const result = await this.auth.resolve(context.switchToHttp().getRequest<Request>());
-    if (!result.ok) throw result.error;
-    return true;
+    const result = this.auth.resolve(context.switchToHttp().getRequest<Request>());
+    return result instanceof Promise ? result.then(admit) : admit(result);
   }
+}
+
+/** Lets an authenticated request through; refuses the others with their 401. */
+function admit(result: AuthResult): boolean {
+  if (!result.ok) throw result.error;
+  return true;
 }

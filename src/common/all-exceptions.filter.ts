@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import type { Logger as PinoLogger } from 'pino';
+import { AppLogger } from '../logging/app-logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
 import { isDatabaseUnavailable } from './database-errors.js';
@@ -36,6 +36,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Optional() private readonly metrics?: MetricsService,
+    @Optional() private readonly appLogger?: AppLogger,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -89,12 +90,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   /**
-   * Logs through the request's own pino logger (set by pino-http), so the line carries the
-   * request id that the client got in X-Request-Id; Nest's logger otherwise (unit tests).
+   * Logs with the request's id, so the line can be found from the X-Request-Id the client got;
+   * through Nest's logger when the app has no AppLogger (unit tests).
    */
   private log(req: Request, level: 'warn' | 'error', message: string, err?: unknown): void {
-    const log = (req as { log?: PinoLogger }).log;
-    if (log) log[level]({ context: 'Errors', ...(err === undefined ? {} : { err }) }, message);
+    if (this.appLogger) this.appLogger.request(req.id, level, 'Errors', message, err);
     else if (level === 'warn') this.logger.warn(message);
     else this.logger.error(message, (err as Error)?.stack);
   }

@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
 import * as contentType from 'content-type';
 import type { Request } from 'express';
 import getRawBody from 'raw-body';
@@ -27,6 +27,14 @@ export class JsonBodyInterceptor implements NestInterceptor {
     return next.handle();
   }
 }
+
+/**
+ * Marks an operation that takes a JSON body: it is read by JsonBodyInterceptor, after the
+ * guards. Only these operations pay for an interceptor; the reads (the hot path) have none.
+ * Put it closest to the method, below any interceptor that needs the parsed body (Nest runs
+ * method interceptors in the order their decorators are applied, bottom up).
+ */
+export const JsonBody = (): MethodDecorator => UseInterceptors(JsonBodyInterceptor);
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];

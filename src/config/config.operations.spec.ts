@@ -17,8 +17,9 @@ describe('configuration of operations', () => {
         testDelayHeader: false,
       }),
     );
-    expect(loadConfig({ NODE_ENV: 'production' }).shutdownDelayMs).toBe(5000);
-    expect(loadConfig({ NODE_ENV: 'production', SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs).toBe(0);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464' }).shutdownDelayMs).toBe(5000);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464', SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs).toBe(0);
+    expect(dev.readinessCacheMs).toBe(1000);
   });
 
   it('reads CORS_ORIGINS as a list of exact origins, or *', () => {
@@ -48,5 +49,14 @@ describe('configuration of operations', () => {
     expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(
       /METRICS_TOKEN must be at least 16 characters long, got 12$/,
     );
+  });
+
+  it('wants METRICS_TOKEN or METRICS_PORT in production; METRICS_PORT is a port other than PORT', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/^METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: 'x'.repeat(16) }).metricsPort).toBeUndefined();
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(loadConfig({}).metricsPort).toBeUndefined();
+    expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(/^METRICS_PORT must differ from PORT/);
+    expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/^METRICS_PORT must be between 1 and 65535/);
   });
 });

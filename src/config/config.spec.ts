@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from './config.js';
+import fc from 'fast-check';
+import { ConfigError, loadConfig, redactUrl } from './config.js';
 
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment: embedded database on port 3000', () => {
@@ -38,5 +39,39 @@ describe('loadConfig', () => {
   ])('stops on a bad %s (%s) with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} `));
+  });
+
+  it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(() => loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', METRICS_TOKEN: 'x'.repeat(16) })).toThrow(
+      /^TRUST_PROXY=true .*number of proxies.*subnets/,
+    );
+    expect(loadConfig({ NODE_ENV: 'production', TRUST_PROXY: '1', METRICS_TOKEN: 'x'.repeat(16) }).trustProxy).toBe(1);
+  });
+
+  it.each([
+    ['DATABASE_URL', 'postgresql://animal:pa55word@127.0.0.1:notaport/x'],
+    ['DATABASE_URL', 'postgresql://animal:pa55@word@db host/x'],
+    ['REDIS_URL', 'redis://:pa55word@[::1'],
+    ['PUBLIC_BASE_URL', 'https://u:pa55word@api.example.com/v2'],
+  ])('never repeats the password of a bad %s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      expect((err as Error).message).not.toMatch(/pa55|animal|word/);
+      expect((err as Error).message).toMatch(/\*\*\*@/);
+    }
+  });
+
+  it('redacts the userinfo of any text shaped like a URL (property)', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string({ minLength: 1 }).filter((p) => !p.includes('@')), fc.string(), (user, password, rest) => {
+        const secret = `S${password}`;
+        const redacted = redactUrl(`postgresql://${user}:${secret}@${rest.replaceAll('@', '')}`);
+        expect(redacted.startsWith('postgresql://***@')).toBe(true);
+        expect(redacted.slice('postgresql://***@'.length)).toBe(rest.replaceAll('@', ''));
+      }),
+    );
   });
 });

@@ -25,6 +25,8 @@ export interface AppConfig {
   rateLimitPrefix: string;
   /** Most subjects (keys, addresses) the in-memory rate limiter holds. */
   rateLimitMemoryMaxKeys: number;
+  /** Most bytes (estimated) the in-memory rate limiter holds. */
+  rateLimitMemoryMaxBytes: number;
   /** Public base URL ending in /v1, used for Link and Location headers. */
   publicBaseUrl: string;
   stagingBaseUrl: string;
@@ -41,8 +43,12 @@ export interface AppConfig {
   /** How often Node checks the headers and request timeouts (its connectionsCheckingInterval). */
   connectionsCheckIntervalMs: number;
   readinessTimeoutMs: number;
+  /** How long a readiness outcome is reused by later probes (0: each probe checks, one at a time). */
+  readinessCacheMs: number;
   /** Bearer token /metrics requires; undefined: open (keep it off the public network). */
   metricsToken?: string;
+  /** Serve /metrics on this port only (a listener of its own), not on PORT. */
+  metricsPort?: number;
   /** Origins allowed by CORS; empty: CORS disabled. ['*'] allows any origin. */
   corsOrigins: string[];
   /** Test only (NODE_ENV=test): honour an X-Test-Delay-Ms request header, for shutdown tests. */
@@ -82,6 +88,18 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T;
 }
 
+/**
+ * A URL fit for a message or a log: whatever precedes its last `@` after the scheme (the
+ * userinfo: user name and password) is replaced, whether or not the rest parses; a password may
+ * itself hold characters that break parsing, so the URL parser is not relied on to find it.
+ */
+export function redactUrl(raw: string): string {
+  const at = raw.lastIndexOf('@');
+  if (at === -1) return raw;
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(raw)?.[0] ?? '';
+  return `${scheme}***@${raw.slice(at + 1)}`;
+}
+
 function url(env: Env, name: string, protocols: string[], fallback?: string): string | undefined {
   const raw = env[name] === '' ? undefined : (env[name] ?? fallback);
   if (raw === undefined) return undefined;
@@ -89,7 +107,8 @@ function url(env: Env, name: string, protocols: string[], fallback?: string): st
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    // The value may hold a password: never repeated as given.
+    throw new ConfigError(`${name} must be a URL, got "${redactUrl(raw)}"`);
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
@@ -100,9 +119,9 @@ function url(env: Env, name: string, protocols: string[], fallback?: string): st
 function baseUrl(env: Env, name: string, fallback: string): string {
   const raw = url(env, name, ['http:', 'https:'], fallback) as string;
   const trimmed = raw.replace(/\/+$/, '');
-  if (!trimmed.endsWith('/v1')) throw new ConfigError(`${name} must end in /v1, got "${raw}"`);
+  if (!trimmed.endsWith('/v1')) throw new ConfigError(`${name} must end in /v1, got "${redactUrl(raw)}"`);
   if (new URL(trimmed).search || new URL(trimmed).hash) {
-    throw new ConfigError(`${name} must not carry a query or fragment, got "${raw}"`);
+    throw new ConfigError(`${name} must not carry a query or fragment, got "${redactUrl(raw)}"`);
   }
   return trimmed;
 }
@@ -116,10 +135,20 @@ function keyPrefix(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
-function trustProxy(env: Env): boolean | number | string {
+function trustProxy(env: Env, nodeEnv: AppConfig['nodeEnv']): boolean | number | string {
   const raw = str(env, 'TRUST_PROXY', 'false').trim();
   if (raw === 'false') return false;
-  if (raw === 'true') return true;
+  if (raw === 'true') {
+    // Every hop trusted: a client's own X-Forwarded-For names any address it likes, and each
+    // request can claim a new one, so per-address limits mean nothing.
+    if (nodeEnv === 'production') {
+      throw new ConfigError(
+        'TRUST_PROXY=true trusts every hop, so clients choose their own address; in production give the number of ' +
+          'proxies in front of the service (e.g. TRUST_PROXY=1 behind one load balancer) or their addresses or subnets',
+      );
+    }
+    return true;
+  }
   if (/^\d+$/.test(raw)) return Number(raw);
   // A comma-separated list of addresses, subnets or the names Express knows
   // (loopback, linklocal, uniquelocal); Express validates each entry when it is set.
@@ -146,9 +175,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitBanSeconds: int(env, 'RATE_LIMIT_BAN_SECONDS', 900, 1, 7 * 86_400),
     rateLimitPrefix: keyPrefix(env, 'RATE_LIMIT_PREFIX', 'animal-store:rl:'),
     rateLimitMemoryMaxKeys: int(env, 'RATE_LIMIT_MEMORY_MAX_KEYS', 100_000, 100, 100_000_000),
+    rateLimitMemoryMaxBytes: int(env, 'RATE_LIMIT_MEMORY_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     publicBaseUrl: baseUrl(env, 'PUBLIC_BASE_URL', `http://localhost:${port}/v1`),
     stagingBaseUrl: baseUrl(env, 'STAGING_BASE_URL', `http://localhost:${port}/v1`),
-    trustProxy: trustProxy(env),
+    trustProxy: trustProxy(env, nodeEnv),
     logLevel: oneOf(
       env,
       'LOG_LEVEL',
@@ -156,7 +186,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       nodeEnv === 'test' ? 'warn' : 'info',
     ),
     migrationsDir: str(env, 'MIGRATIONS_DIR', 'prisma/migrations'),
-    ...operations(env, nodeEnv),
+    ...operations(env, nodeEnv, port),
     apiKeyPepper: pepper(env),
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 2000, 0, 4999),
   };
@@ -170,7 +200,7 @@ function pepper(env: Env): string | undefined {
   return raw;
 }
 
-function operations(env: Env, nodeEnv: AppConfig['nodeEnv']) {
+function operations(env: Env, nodeEnv: AppConfig['nodeEnv'], port: number) {
   const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 30_000, 1000, 600_000);
   const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000);
   // Node refuses a request timeout shorter than the headers timeout.
@@ -187,6 +217,17 @@ function operations(env: Env, nodeEnv: AppConfig['nodeEnv']) {
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new ConfigError(`METRICS_TOKEN must be at least 16 characters long, got ${metricsToken.length}`);
   }
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : int(env, 'METRICS_PORT', 0, 1, 65535);
+  if (metricsPort !== undefined && metricsPort === port) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): metrics get a listener of their own`);
+  }
+  // Open metrics on the public port tell anyone the traffic, the errors and the process's
+  // insides; in production they need a token, or a port of their own kept off the public network.
+  if (nodeEnv === 'production' && metricsToken === undefined && metricsPort === undefined) {
+    throw new ConfigError(
+      'METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production: set a token for /metrics, or serve it on an internal port',
+    );
+  }
   return {
     // In production the balancer needs time to see readiness fail before the listener closes.
     shutdownDelayMs: int(env, 'SHUTDOWN_DELAY_MS', nodeEnv === 'production' ? 5000 : 0, 0, 600_000),
@@ -197,7 +238,9 @@ function operations(env: Env, nodeEnv: AppConfig['nodeEnv']) {
     requestTimeoutMs,
     connectionsCheckIntervalMs: int(env, 'CONNECTIONS_CHECK_INTERVAL_MS', 30_000, 100, 600_000),
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', 2000, 100, 60_000),
+    readinessCacheMs: int(env, 'READINESS_CACHE_MS', 1000, 0, 60_000),
     metricsToken,
+    metricsPort,
     corsOrigins: corsOrigins(env),
     testDelayHeader,
   };

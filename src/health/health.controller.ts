@@ -19,6 +19,9 @@ import { DATABASE } from '../prisma/prisma.tokens.js';
 import { RedisHealth } from './redis-health.js';
 import { ShutdownService } from './shutdown.service.js';
 
+/** The outcome of one readiness check, shared by the probes that asked for it. */
+type Readiness = { ok: true; result: HealthCheckResult } | { ok: false; reasons: string[] };
+
 /** What a client may read about each failed check (details go to the log, not the response). */
 const FAILURE_MESSAGES: Record<string, string> = {
   database: 'the database is unreachable',
@@ -36,7 +39,7 @@ const FAILURE_MESSAGES: Record<string, string> = {
  *   reports `degraded` with 200: the rate limiter then counts per instance and the service
  *   keeps serving (contract, "Rate limits"); failing readiness on every instance at once would
  *   turn a Redis outage into a full one. Every other failure is 503 service_unavailable with
- *   Retry-After, in the Error body.
+ *   Retry-After, in the Error body. The body names what failed, never how (that is logged).
  */
 @ApiExcludeController()
 @Public()
@@ -44,6 +47,10 @@ const FAILURE_MESSAGES: Record<string, string> = {
 export class HealthController {
   private readonly logger = new Logger('Readiness');
   private wasReady?: boolean;
+  private redisError?: string;
+  /** The readiness check under way, if any, and the last outcome with when it was known. */
+  private pending?: Promise<Readiness>;
+  private last?: { at: number; value: Readiness };
 
   constructor(
     private readonly health: HealthCheckService,
@@ -65,6 +72,30 @@ export class HealthController {
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
   async ready(): Promise<HealthCheckResult> {
     if (this.shutdown.isShuttingDown) throw unavailable('The instance is shutting down.');
+    const readiness = await this.readiness();
+    if (readiness.ok) return readiness.result;
+    throw unavailable(`The instance is not ready: ${readiness.reasons.join('; ')}.`);
+  }
+
+  /**
+   * The readiness every probe shares: computed by at most one check at a time (probes arriving
+   * meanwhile wait for it), and its outcome reused for READINESS_CACHE_MS after it finished.
+   * A probe needs no key and is not limited, so without this each one would cost three queries
+   * on the health check's single connection, a directory read and file reads: a flood of probes
+   * would starve the balancer's own and turn healthy instances unready.
+   */
+  private readiness(): Promise<Readiness> {
+    if (this.last && performance.now() - this.last.at < this.config.readinessCacheMs) return Promise.resolve(this.last.value);
+    this.pending ??= this.compute()
+      .then((value) => {
+        this.last = { at: performance.now(), value };
+        return value;
+      })
+      .finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  private async compute(): Promise<Readiness> {
     const timeout = this.config.readinessTimeoutMs;
     try {
       const result = await this.health.check([
@@ -81,14 +112,13 @@ export class HealthController {
         ...(this.redis.configured ? [() => this.redisStatus()] : []),
       ]);
       this.transition(true);
-      return result;
+      return { ok: true, result };
     } catch (err) {
       if (!(err instanceof ServiceUnavailableException)) throw err;
       const failed = (err.getResponse() as HealthCheckResult).error ?? {};
       if (failed.database) this.metrics.databaseError('unavailable');
       this.transition(false, failed);
-      const reasons = Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`);
-      throw unavailable(`The instance is not ready: ${reasons.join('; ')}.`);
+      return { ok: false, reasons: Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`) };
     }
   }
 
@@ -105,9 +135,14 @@ export class HealthController {
     const check = this.indicators.check('redis');
     try {
       await this.redis.ping();
+      this.redisError = undefined;
       return check.up();
     } catch (err) {
-      return check.degraded({ message: `unreachable (${(err as Error).message}); rate limits count per instance` });
+      // The reason goes to the log (once per new reason), never to the public body.
+      const reason = (err as Error).message;
+      if (reason !== this.redisError) this.logger.warn(`redis: ${reason}; rate limits count per instance`);
+      this.redisError = reason;
+      return check.degraded({ message: 'unreachable; rate limits count per instance' });
     }
   }
 

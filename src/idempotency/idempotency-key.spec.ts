@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { serializeItem } from 'structured-headers';
 import { ApiError } from '../common/api-error.js';
 import { parseJson } from '../common/json-codec.js';
 import { canonicalJson, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
@@ -31,34 +32,106 @@ function rewrite(value: unknown, shuffle: (keys: string[]) => string[]): string 
   return JSON.stringify(value);
 }
 
+/** Keys as the service takes them: 1 to 255 visible ASCII characters. */
+const validKey = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 255 });
+
+/** The IETF draft's spelling of a key: an RFC 8941 sf-string, with \" and \\ escaped. */
+const quoted = (key: string): string => `"${key.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+function refusal(header: string | string[]): unknown {
+  try {
+    parseIdempotencyKey(header);
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+const REFUSED = { status: 400, code: 'invalid_parameter', details: [{ field: 'Idempotency-Key' }] };
+
+/** The 400 of a refused header, with the header beside it so a failure names it. */
+function expectRefused(header: string | string[]): ApiError {
+  const err = refusal(header);
+  expect([header, err instanceof ApiError]).toEqual([header, true]);
+  const { status, code, details } = err as ApiError;
+  expect([header, { status, code, details: details?.map((d) => ({ field: d.field })) }]).toEqual([header, REFUSED]);
+  return err as ApiError;
+}
+
 describe('Idempotency-Key header', () => {
-  it('accepts 1 to 255 visible ASCII characters', () => {
+  it('accepts a bare key of 1 to 255 visible ASCII characters as it is', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 255 }), (key) => {
-        expect(parseIdempotencyKey(key)).toBe(key);
-      }),
+      fc.property(
+        validKey.filter((k) => !k.startsWith('"')),
+        (key) => {
+          expect(parseIdempotencyKey(key)).toBe(key);
+        },
+      ),
     );
     expect(parseIdempotencyKey(undefined)).toBeUndefined();
+  });
+
+  it('takes the quoted Structured Field string and the bare token as the same key (property)', () => {
+    fc.assert(
+      fc.property(validKey, (key) => {
+        // Quoted by hand and by a Structured Fields library, with and without parameters.
+        expect(parseIdempotencyKey(quoted(key))).toBe(key);
+        expect(parseIdempotencyKey(serializeItem(key))).toBe(key);
+        expect(parseIdempotencyKey(`${quoted(key)};v=1`)).toBe(key);
+        if (!key.startsWith('"')) expect(parseIdempotencyKey(key)).toBe(parseIdempotencyKey(quoted(key)));
+      }),
+    );
+    expect(parseIdempotencyKey('"8e03978e-40d5-43e8-bc93-6894a57f9324"')).toBe('8e03978e-40d5-43e8-bc93-6894a57f9324');
+    expect(parseIdempotencyKey('"a\\"b\\\\c"')).toBe('a"b\\c');
+  });
+
+  it('refuses a malformed quoted form with a 400 that says what a quoted key is', () => {
+    for (const header of [
+      '"abc', // unterminated
+      '"a\\bc"', // an escape other than \" and \\
+      '"abc"def', // text after the string
+      '"a"b"',
+      '"abc", "abc"', // sent twice
+      '"abc";', // a parameter without a name
+      '"\u00e9t\u00e9"', // not ASCII
+      '"tab\there"',
+      '"',
+    ]) {
+      expect(expectRefused(header).message).toMatch(/Structured Field string/);
+    }
+    // Well-formed strings that hold no key: empty, spaces, too long.
+    for (const header of ['""', '" "', '"a b"', quoted('k'.repeat(256))]) {
+      expectRefused(header);
+    }
+  });
+
+  it('answers any header with a key or a 400, never another error (property)', () => {
+    const header = fc.oneof(
+      fc.string({ maxLength: 300 }).map((s) => `"${s}`),
+      fc.string({ unit: 'binary', maxLength: 300 }),
+      validKey.map(quoted).chain((q) => fc.nat(q.length).map((i) => q.slice(0, i) + q.slice(i + 1))),
+    );
+    fc.assert(
+      fc.property(header, (h) => {
+        if (refusal(h) === undefined) expect(parseIdempotencyKey(h)).toMatch(/^[\x21-\x7e]{1,255}$/);
+        else expectRefused(h);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('refuses anything else with 400 invalid_parameter naming the header', () => {
     const invalid = fc.oneof(
       fc.constant(''),
-      fc.string({ minLength: 256, maxLength: 400 }).filter((s) => s.length > 255),
-      fc.string().map((s) => `${s} ${s}`),
-      fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => /[^\x21-\x7e]/.test(s)),
+      fc.string({ minLength: 256, maxLength: 400 }).filter((s) => s.length > 255 && !s.startsWith('"')),
+      fc.string().map((s) => `x${s} ${s}`),
+      fc.string({ unit: 'grapheme', minLength: 1 }).filter((s) => /[^\x21-\x7e]/.test(s) && !s.startsWith('"')),
+      fc.string({ minLength: 1025, maxLength: 1100 }).map((s) => `"${s}"`),
       fc.array(fc.string(), { minLength: 2, maxLength: 3 }),
     );
     fc.assert(
       fc.property(invalid, (header) => {
-        let thrown: unknown;
-        try {
-          parseIdempotencyKey(header);
-        } catch (err) {
-          thrown = err;
-        }
-        expect(thrown).toBeInstanceOf(ApiError);
-        expect(thrown).toMatchObject({ status: 400, code: 'invalid_parameter', details: [{ field: 'Idempotency-Key' }] });
+        expectRefused(header);
       }),
     );
   });

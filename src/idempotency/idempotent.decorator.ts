@@ -22,8 +22,16 @@ export function Idempotent(operation: string): MethodDecorator {
         'Makes the request safe to retry. A retry with the same key and body from the same API key ' +
         'within 24 hours replays the first response (marked `Idempotent-Replayed: true`) and creates ' +
         'nothing; the same key with a different body is a 422, and a retry while the first request is ' +
-        `still running a 409. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters; a UUID is a good choice.`,
-      schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
+        `still running a 409. The key is 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (a UUID is a good choice), ` +
+        'sent preferably as a Structured Field string (RFC 8941, as draft-ietf-httpapi-idempotency-key-header asks): ' +
+        'in double quotes, with `\\"` and `\\\\` escaped. The bare key, unquoted, is the same key.',
+      schema: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1024,
+        pattern: '^[\\x21-\\x7E]([\\x20-\\x7E]*[\\x21-\\x7E])?$',
+        example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
+      },
     }),
     ApiResponse({
       status: 409,

@@ -1,17 +1,16 @@
 import { ArgumentsHost } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
-import type { Request, Response } from 'express';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import { pinoHttp, Options } from 'pino-http';
+import request from 'supertest';
 import { AllExceptionsFilter } from '../common/all-exceptions.filter.js';
-import { requestIdMiddleware } from '../common/request-id.js';
+import { requestEdge } from '../common/http-edge.js';
+import { routeTemplate } from '../common/route-template.js';
 import { loadConfig } from '../config/config.js';
-import { loggerParams } from './logging.module.js';
+import { AppLogger, MAX_LOGGED_CHARS } from './app-logger.js';
+import { createAppLogger } from './logging.module.js';
 
-/** A pino destination keeping every line, parsed. */
+/** A destination keeping every line, parsed (each write must be whole JSON lines). */
 function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
@@ -24,73 +23,102 @@ function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
   return { stream, lines };
 }
 
-describe('access log', () => {
-  let server: http.Server;
-  let url: string;
+/** An Express app with the production edge and access log, answering `status` for every path. */
+async function appLogging(level: string) {
   const { stream, lines } = capture();
-
-  beforeAll(async () => {
-    const params = await loggerParams(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: 'info' }), stream);
-    const [options, destination] = params.pinoHttp as [Options, Writable];
-    const logger = pinoHttp(options, destination);
-    const withId = requestIdMiddleware();
-    server = http.createServer((req, res) => {
-      withId(req as Request, res as Response, () => {
-        logger(req, res);
-        res.statusCode = req.url === '/boom' ? 500 : 204;
-        res.end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
-
+  const logger = await createAppLogger(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: level, METRICS_PORT: '9464' }), stream);
+  const app = express();
+  app.use(
+    requestEdge(
+      () => {},
+      (req, res, durationMs) =>
+        logger.access({
+          requestId: req.id as string,
+          method: req.method,
+          route: routeTemplate(req),
+          url: req.originalUrl,
+          status: res.writableFinished ? res.statusCode : undefined,
+          durationMs,
+          ip: req.ip,
+          keyId: req.headers['x-key'] as string | undefined,
+        }),
+    ),
+  );
+  app.get('/v1/pets/:petId', (_req, res) => void res.status(200).end());
+  app.use((req, res) => void res.status(req.path === '/boom' ? 500 : 204).end());
   const finished = async (id: string) => {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 200; i++) {
       const line = lines.find((l) => l.requestId === id);
       if (line) return line;
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setImmediate(r));
     }
     throw new Error(`no log line for ${id}`);
   };
+  return { app, lines, finished };
+}
 
-  it('writes one JSON line per request with the request id and never the Authorization header', async () => {
-    await fetch(`${url}/v1/pets?limit=5`, {
-      headers: { 'X-Request-Id': 'unit-1', Authorization: 'Bearer sk_live_secret' },
-    });
+describe('access log', () => {
+  it('writes one JSON line per request, as pino does, with the request id and never the Authorization header', async () => {
+    const { app, lines, finished } = await appLogging('info');
+    await request(app).get('/v1/pets?limit=5').set('X-Request-Id', 'unit-1').set('Authorization', 'Bearer sk_live_secret');
     const line = await finished('unit-1');
-    expect(line).toEqual(
-      expect.objectContaining({
-        level: 'info',
-        time: expect.stringMatching(/Z$/),
-        requestId: 'unit-1',
-        method: 'GET',
-        route: 'unmatched',
-        url: '/v1/pets?limit=5',
-        status: 204,
-        durationMs: expect.any(Number),
-        msg: 'request completed',
-      }),
-    );
+    expect(Object.keys(line)).toEqual(['level', 'time', 'pid', 'hostname', 'requestId', 'method', 'route', 'url', 'status', 'durationMs', 'ip', 'msg']);
+    expect(line).toEqual({
+      level: 'info',
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      pid: process.pid,
+      hostname: expect.any(String),
+      requestId: 'unit-1',
+      method: 'GET',
+      route: 'unmatched',
+      url: '/v1/pets?limit=5',
+      status: 204,
+      durationMs: expect.any(Number),
+      ip: expect.stringContaining('127.0.0.1'),
+      msg: 'request completed',
+    });
     expect(JSON.stringify(lines)).not.toContain('sk_live_secret');
   });
 
+  it('names the route template and the key, and escapes what the client wrote', async () => {
+    const { app, finished } = await appLogging('info');
+    await request(app).get('/v1/pets/42?q=a\\b').set('X-Request-Id', 'unit-5').set('X-Key', '7');
+    const line = await finished('unit-5');
+    expect(line).toMatchObject({ route: '/v1/pets/:petId', url: '/v1/pets/42?q=a\\b', status: 200, keyId: '7' });
+  });
+
+  it('copies at most MAX_LOGGED_CHARS of a long URL into the line', async () => {
+    const { app, finished } = await appLogging('info');
+    const long = `/v1/pets?${'q'.repeat(12_000)}`;
+    await request(app).get(long).set('X-Request-Id', 'unit-8');
+    const line = await finished('unit-8');
+    expect(line.url).toBe(`${long.slice(0, MAX_LOGGED_CHARS)}…[${long.length} chars]`);
+  });
+
   it('logs 5xx at error level and probes that succeed at debug (hidden at info)', async () => {
-    await fetch(`${url}/boom`, { headers: { 'X-Request-Id': 'unit-2' } });
+    const { app, lines, finished } = await appLogging('info');
+    await request(app).get('/boom').set('X-Request-Id', 'unit-2');
     expect(await finished('unit-2')).toEqual(expect.objectContaining({ level: 'error', status: 500 }));
-    await fetch(`${url}/healthz`, { headers: { 'X-Request-Id': 'unit-3' } });
-    await fetch(`${url}/v1`, { headers: { 'X-Request-Id': 'unit-4' } });
+    await request(app).get('/healthz').set('X-Request-Id', 'unit-3');
+    await request(app).get('/v1').set('X-Request-Id', 'unit-4');
     await finished('unit-4');
     expect(lines.find((l) => l.requestId === 'unit-3')).toBeUndefined();
+  });
+
+  it('writes nothing below the configured level', async () => {
+    const { app, lines, finished } = await appLogging('warn');
+    await request(app).get('/v1/pets').set('X-Request-Id', 'unit-6');
+    await request(app).get('/boom').set('X-Request-Id', 'unit-7');
+    await finished('unit-7');
+    expect(lines.map((l) => l.requestId)).toEqual(['unit-7']);
   });
 });
 
 describe('error logs of the exception filter', () => {
-  it('go through the request logger, so they carry the request id', () => {
+  it('carry the request id', () => {
     const { stream, lines } = capture();
-    const req = { method: 'GET', path: '/v1/pets', log: pino({ level: 'info' }, stream).child({ requestId: 'err-1' }) };
+    const logger = new AppLogger({ level: 'info', pretty: false }, stream as never);
+    const req = { method: 'GET', path: '/v1/pets', id: 'err-1' };
     const res = {
       headersSent: false,
       setHeader: () => {},
@@ -102,13 +130,28 @@ describe('error logs of the exception filter', () => {
     const host = {
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
     } as unknown as ArgumentsHost;
-    new AllExceptionsFilter({} as HttpAdapterHost).catch(new Error('kaboom'), host);
+    new AllExceptionsFilter({} as HttpAdapterHost, undefined, logger).catch(new Error('kaboom'), host);
     expect(lines).toEqual([
       expect.objectContaining({
+        level: 'error',
         requestId: 'err-1',
         context: 'Errors',
         err: expect.objectContaining({ message: 'kaboom' }),
       }),
+    ]);
+  });
+});
+
+describe("Nest's logger over pino", () => {
+  it('writes the context as a field and an error with its stack', () => {
+    const { stream, lines } = capture();
+    const nest = new AppLogger({ level: 'info', pretty: false }, stream as never).nest();
+    nest.log('started', 'Main');
+    nest.error('failed', 'Error: x\n    at y', 'Main');
+    nest.debug?.('hidden', 'Main');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'info', context: 'Main', msg: 'started' }),
+      expect.objectContaining({ level: 'error', context: 'Main', msg: 'failed', err: expect.objectContaining({ stack: 'Error: x\n    at y' }) }),
     ]);
   });
 });

@@ -19,20 +19,24 @@ export class MetricsTokenGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (!this.expected) return true;
-    const header = context.switchToHttp().getRequest<Request>().headers.authorization;
-    if (header === undefined || header.trim() === '') {
-      throw new ApiError(401, 'missing_api_key', 'The metrics endpoint needs "Authorization: Bearer <metrics token>".');
-    }
-    const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
-    // Digests have equal length whatever was sent, so the comparison is constant-time.
-    if (!match || !timingSafeEqual(digest(match[1]), this.expected)) {
-      throw new ApiError(401, 'invalid_api_key', 'The metrics token is not valid.');
-    }
+    checkMetricsToken(context.switchToHttp().getRequest<Request>().headers.authorization, this.expected);
     return true;
   }
 }
 
-function digest(value: string): Buffer {
+/** Throws the 401 unless `header` carries the token whose digest is `expected` (none: open). */
+export function checkMetricsToken(header: string | undefined, expected: Buffer | undefined): void {
+  if (!expected) return;
+  if (header === undefined || header.trim() === '') {
+    throw new ApiError(401, 'missing_api_key', 'The metrics endpoint needs "Authorization: Bearer <metrics token>".');
+  }
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+  // Digests have equal length whatever was sent, so the comparison is constant-time.
+  if (!match || !timingSafeEqual(digest(match[1]), expected)) {
+    throw new ApiError(401, 'invalid_api_key', 'The metrics token is not valid.');
+  }
+}
+
+export function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }

@@ -1,13 +1,24 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { AppConfig } from '../config/config.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsController } from './metrics.controller.js';
+import { MetricsServer } from './metrics.server.js';
 import { MetricsService } from './metrics.service.js';
 
-/** Prometheus metrics; global so any module can inject MetricsService to record its events. */
+/**
+ * Prometheus metrics; global so any module can inject MetricsService to record its events.
+ * /metrics is a route of the app, or, with METRICS_PORT, served only by MetricsServer on that
+ * port (the app then has no such route at all).
+ */
 @Global()
-@Module({
-  controllers: [MetricsController],
-  providers: [MetricsService, MetricsTokenGuard],
-  exports: [MetricsService],
-})
-export class MetricsModule {}
+@Module({})
+export class MetricsModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: MetricsModule,
+      controllers: config.metricsPort === undefined ? [MetricsController] : [],
+      providers: [MetricsService, MetricsTokenGuard, MetricsServer],
+      exports: [MetricsService],
+    };
+  }
+}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PLANS } from '../auth/auth.types.js';
 import { routeTemplate } from '../common/route-template.js';
@@ -57,6 +57,9 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  /** The histogram's child per label set, so an observation does not hash its labels again. */
+  private readonly durationSeries = new Map<string, { observe(value: number): void }>();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Series exist from the start at 0, so rates and alerts work before the first event.
@@ -87,26 +90,29 @@ export class MetricsService {
     return this.registry.metrics();
   }
 
+  /** A request arrived (called by the request edge before routing, so early refusals count too). */
+  requestStarted(): void {
+    this.inFlight.inc();
+  }
+
   /**
-   * Express middleware measuring every request: in flight from arrival, and on completion (or
-   * the client going away) its duration by method, route template and status. Mounted first
-   * in configureApp, so requests refused before routing are counted too.
+   * A request is over: its duration by method, route template and status. A client that went
+   * away before the response was complete is counted as 499 (nginx's "client closed request").
    */
-  httpMiddleware() {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const started = process.hrtime.bigint();
-      this.inFlight.inc();
-      res.once('close', () => {
-        this.inFlight.dec();
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        // 499 (nginx's "client closed request"): the client left before the response was complete.
-        const status = res.writableFinished ? res.statusCode : 499;
-        this.requestDuration.observe(
-          { method: req.method, route: routeTemplate(req), status_code: String(status) },
-          seconds,
-        );
-      });
-      next();
-    };
+  requestFinished(req: Request, res: Response, durationMs: number): void {
+    this.inFlight.dec();
+    const status = res.writableFinished ? res.statusCode : 499;
+    const labels = `${req.method} ${routeTemplate(req)} ${status}`;
+    let series = this.durationSeries.get(labels);
+    if (series === undefined) {
+      series = this.requestDuration.labels({ method: req.method, route: routeTemplate(req), status_code: String(status) });
+      // Methods, route templates and statuses are each a small set (Node's parser accepts only
+      // known methods), so this stays small; the bound is a guard, not a limit expected to bite.
+      if (this.durationSeries.size < MAX_CACHED_SERIES) this.durationSeries.set(labels, series);
+    }
+    series.observe(durationMs / 1000);
   }
 }
+
+/** Label sets whose histogram child is kept (prom-client hashes the labels on every observe otherwise). */
+const MAX_CACHED_SERIES = 1000;

@@ -7,7 +7,7 @@ import { parsePositiveInt64 } from '../common/int64.js';
  */
 const PREFIX = 'p1.';
 
-export function encodeCursor(afterId: bigint): string {
+export function encodeCursor(afterId: bigint | number): string {
   return Buffer.from(PREFIX + afterId.toString(), 'utf8').toString('base64url');
 }
 

@@ -5,7 +5,8 @@ import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/api-key-auth.decorator.js';
 import { ApiErrorResponses } from '../common/api-responses.decorator.js';
 import { ApiError } from '../common/api-error.js';
-import { toPositiveInt64 } from '../common/int64.js';
+import { JsonBody } from '../common/json-body.interceptor.js';
+import { INT64_MAX, toPositiveInt64 } from '../common/int64.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
@@ -64,7 +65,12 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
-  @ApiOperation({ operationId: 'createPet', summary: 'Add an animal' })
+  @ApiOperation({
+    operationId: 'createPet',
+    summary: 'Add an animal',
+    description:
+      'Stores the animal and answers 201 with it, its assigned id and its `Location`. `status` defaults to `available`. Send an `Idempotency-Key` to make retries safe.',
+  })
   @ApiResponse({
     status: 201,
     description: 'The stored animal with its assigned id.',
@@ -79,6 +85,7 @@ export class PetsController {
   })
   @ApiErrorResponses(400, 413, 415)
   @Idempotent('createPet')
+  @JsonBody()
   async create(
     @Body() body: CreatePetDto,
     @Res({ passthrough: true }) res: Response,
@@ -106,7 +113,11 @@ export class PetsController {
     description: `Deprecated; removed on ${GET_PET_SUNSET.toUTCString()} (410 from then on). Use GET /pets with the status filter.`,
     deprecated: true,
   })
-  @ApiParam({ name: 'petId', schema: { type: 'integer', format: 'int64', minimum: 1 } })
+  @ApiParam({
+    name: 'petId',
+    description: 'Identifier of the animal.',
+    schema: { type: 'integer', format: 'int64', minimum: 1, maximum: INT64_MAX as unknown as number },
+  })
   @ApiResponse({ status: 200, description: 'The animal.', type: PetDto })
   @ApiErrorResponses(400, 404, 410)
   async findOne(@Param('petId', ParsePetIdPipe) petId: bigint): Promise<Pet> {

@@ -34,10 +34,20 @@ export interface PreparedRead {
   text: string;
 }
 
-/** pg parses int8 (oid 20) as a string by default; the service's ids are bigint. */
-const BIGINT_RESULTS: pg.CustomTypesConfig = {
+/**
+ * pg parses int8 (oid 20) as a string by default. The service's ids are int64: a value a
+ * double holds exactly stays a number, anything larger becomes a bigint, so every id is
+ * exact and the JSON writer writes both as the same digits. (A bigint for every value cost
+ * two BigInt conversions per row, ~40 µs per page of 20 in the bench's profile.)
+ */
+export function parseInt8(text: string): number | bigint {
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : BigInt(text);
+}
+
+const INT8_RESULTS: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? BigInt : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 export async function openEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
@@ -94,7 +104,7 @@ export function openPostgres(config: AppConfig): Database {
           name: statement.name,
           text: statement.text,
           values: params as unknown[],
-          types: BIGINT_RESULTS,
+          types: INT8_RESULTS,
         })
       ).rows,
     async withRunner(fn) {

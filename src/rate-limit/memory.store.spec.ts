@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { SystemClock } from '../common/clock.js';
-import { MemoryRateLimitStore } from './memory.store.js';
+import { ENTRY_BYTES, MemoryRateLimitStore } from './memory.store.js';
+import { counterName, MAX_SUBJECT_LENGTH } from './rate-limit.store.js';
 import { ConsumeRequest, windowStart, WindowSpec } from './rate-limit.windows.js';
 
 const MINUTE = 60_000;
@@ -27,56 +28,67 @@ describe('MemoryRateLimitStore', () => {
 
   it('allows the limit, then refuses until the window resets', async () => {
     for (let i = 1; i <= 60; i++) {
-      const r = await store.consume(req(T));
+      const r = store.consume(req(T));
       expect(r.outcome).toBe('allowed');
       expect(r.windows.map((w) => w.count)).toEqual([i, i]);
     }
-    const refused = await store.consume(req(T + 49_999));
+    const refused = store.consume(req(T + 49_999));
     expect(refused.outcome).toBe('limited');
     expect(refused.windows.map((w) => w.count)).toEqual([60, 60]); // refusals consume nothing
-    const next = await store.consume(req(Date.parse('2026-11-22T12:01:00Z')));
+    const next = store.consume(req(Date.parse('2026-11-22T12:01:00Z')));
     expect(next.outcome).toBe('allowed');
     expect(next.windows.map((w) => w.count)).toEqual([1, 61]);
   });
 
   it('counts subjects separately', async () => {
-    for (let i = 0; i < 60; i++) await store.consume(req(T, FREE, 'key:1'));
-    expect((await store.consume(req(T, FREE, 'key:1'))).outcome).toBe('limited');
-    expect((await store.consume(req(T, FREE, 'key:2'))).outcome).toBe('allowed');
-    expect((await store.consume(req(T, FREE, 'ip:127.0.0.1'))).outcome).toBe('allowed');
+    for (let i = 0; i < 60; i++) store.consume(req(T, FREE, 'key:1'));
+    expect((store.consume(req(T, FREE, 'key:1'))).outcome).toBe('limited');
+    expect((store.consume(req(T, FREE, 'key:2'))).outcome).toBe('allowed');
+    expect((store.consume(req(T, FREE, 'ip:127.0.0.1'))).outcome).toBe('allowed');
   });
 
   it('bans after more than the threshold of refusals in one limited period, until the ban ends', async () => {
-    for (let i = 0; i < 60; i++) await store.consume(req(T));
-    for (let i = 0; i < 20; i++) expect((await store.consume(req(T))).outcome).toBe('limited');
-    const banned = await store.consume(req(T + 1));
+    for (let i = 0; i < 60; i++) store.consume(req(T));
+    for (let i = 0; i < 20; i++) expect((store.consume(req(T))).outcome).toBe('limited');
+    const banned = store.consume(req(T + 1));
     expect(banned).toEqual(expect.objectContaining({ outcome: 'banned', bannedUntilMs: T + 1 + 900_000 }));
     // The ban outlasts the minute window; requests during it are not counted.
-    expect((await store.consume(req(T + 600_000))).outcome).toBe('banned');
-    const after = await store.consume(req(T + 1 + 900_000));
+    expect((store.consume(req(T + 600_000))).outcome).toBe('banned');
+    const after = store.consume(req(T + 1 + 900_000));
     expect(after.outcome).toBe('allowed');
     expect(after.windows.map((w) => w.count)).toEqual([1, 61]);
   });
 
   it('starts the refusal count afresh in each limited period', async () => {
-    for (let i = 0; i < 60; i++) await store.consume(req(T));
-    for (let i = 0; i < 20; i++) await store.consume(req(T));
+    for (let i = 0; i < 60; i++) store.consume(req(T));
+    for (let i = 0; i < 20; i++) store.consume(req(T));
     const nextMinute = Date.parse('2026-11-22T12:01:00Z');
-    for (let i = 0; i < 60; i++) await store.consume(req(nextMinute));
-    for (let i = 0; i < 20; i++) expect((await store.consume(req(nextMinute))).outcome).toBe('limited');
-    expect((await store.consume(req(nextMinute))).outcome).toBe('banned');
+    for (let i = 0; i < 60; i++) store.consume(req(nextMinute));
+    for (let i = 0; i < 20; i++) expect((store.consume(req(nextMinute))).outcome).toBe('limited');
+    expect((store.consume(req(nextMinute))).outcome).toBe('banned');
   });
 
   it('keeps no timer per hit and holds at most maxSubjects subjects', async () => {
     jest.useFakeTimers();
     try {
       const small = new MemoryRateLimitStore(new SystemClock(), 100);
-      for (let i = 0; i < 1000; i++) await small.consume(req(T + i, FREE, `ip:10.0.${i >> 8}.${i & 255}`));
+      for (let i = 0; i < 1000; i++) small.consume(req(T + i, FREE, `ip:10.0.${i >> 8}.${i & 255}`));
       expect(jest.getTimerCount()).toBe(0);
       expect(small.size).toBe(100);
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('holds at most maxBytes (estimated), and keeps long subjects under a short name', async () => {
+    const small = new MemoryRateLimitStore(new SystemClock(), 100_000, 64 * 1024);
+    for (let i = 0; i < 1000; i++) small.consume(req(T, FREE, `ip:${i}:${'x'.repeat(16 * 1024)}`));
+    expect(small.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(small.size).toBe(Math.floor((64 * 1024) / (ENTRY_BYTES + 2 * counterName(`ip:${'x'.repeat(100)}`).length)));
+    // The same long subject is one subject: its counts add up.
+    const long = `ip:${'y'.repeat(100)}`;
+    for (let i = 0; i < 60; i++) expect((small.consume(req(T, FREE, long))).outcome).toBe('allowed');
+    expect((small.consume(req(T, FREE, long))).outcome).toBe('limited');
   });
 
   it('never allows more than a limit in any window, and refuses only when a window is full (property)', () => {
@@ -115,6 +127,20 @@ describe('MemoryRateLimitStore', () => {
           }
         },
       ),
+    );
+  });
+});
+
+describe('counterName', () => {
+  it('keeps short subjects, and names long ones by their hash: short, distinct, stable', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 3000 }), fc.string({ maxLength: 3000 }), (a, b) => {
+        const [x, y] = [counterName(a), counterName(b)];
+        expect(x.length).toBeLessThanOrEqual(Math.max(MAX_SUBJECT_LENGTH, 'sha256:'.length + 43));
+        if (a.length <= MAX_SUBJECT_LENGTH) expect(x).toBe(a);
+        expect(counterName(a)).toBe(x);
+        if (a !== b) expect(x).not.toBe(y);
+      }),
     );
   });
 });

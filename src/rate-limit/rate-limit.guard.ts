@@ -1,16 +1,17 @@
-import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import {
   InjectThrottlerOptions,
   InjectThrottlerStorage,
   normalizeIp,
-  ThrottlerGuard,
   type ThrottlerModuleOptions,
   type ThrottlerOptions,
 } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { isIP } from 'node:net';
 import { declaredAuthMode } from '../auth/auth-mode.js';
 import { AuthService } from '../auth/auth.service.js';
+import type { AuthResult, Principal } from '../auth/auth.types.js';
 import type { Limits } from '../auth/plans.js';
 import { PLAN_LIMITS } from '../auth/plans.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
@@ -39,11 +40,16 @@ export function subjectOf(context: ExecutionContext): RateLimitSubject {
 }
 
 /**
- * The client address as Express computed it (X-Forwarded-For only through TRUST_PROXY).
+ * The client address as Express computed it (X-Forwarded-For only through TRUST_PROXY), when it
+ * is an address: Express takes whatever text the trusted hop's X-Forwarded-For entry holds, and
+ * text that is no address (a forgery the balancer passed on, a `host:port`) would make every
+ * request a client of its own, never limited; then the socket's address counts.
  * IPv6 addresses count per /64, as @nestjs/throttler does: one host usually holds a whole /64.
  */
 export function clientAddress(req: Request): string {
-  return normalizeIp(req.ip ?? req.socket?.remoteAddress ?? 'unknown') ?? 'unknown';
+  const claimed = req.ip;
+  const address = claimed !== undefined && isIP(claimed) !== 0 ? claimed : req.socket?.remoteAddress;
+  return normalizeIp(address ?? 'unknown') ?? 'unknown';
 }
 
 /**
@@ -58,95 +64,173 @@ export const THROTTLERS: ThrottlerOptions[] = [
 const WINDOW_WORDS: Record<string, string> = { minute: 'per minute', day: 'per day' };
 
 /**
- * Plan rate limits: a ThrottlerGuard whose named throttlers are all decided by one storage
- * call (one Redis round trip), counted per API key across all routes, with the contract's
- * headers (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in epoch seconds, for the window closest
- * to exhaustion) instead of the stock per-throttler ones, and 429s through ApiError.
+ * Plan rate limits: the guard of ThrottlerModule's configuration (its named throttlers and its
+ * storage, our store), whose throttlers are all decided by one storage call (at most one Redis
+ * round trip), counted per API key across all routes, with the contract's headers
+ * (`X-RateLimit-Limit`, `-Remaining`, `-Reset` in epoch seconds, for the window closest to
+ * exhaustion, and the IETF `RateLimit-Policy` and `RateLimit` saying the same) instead of the
+ * stock per-throttler ones, and 429s through ApiError.
  *
  * Registered globally before BearerAuthGuard, so a 401 is counted (per address) and carries
  * the headers too; the headers are on the response before anything later can fail, and the
  * exception filter keeps them.
+ *
+ * It implements CanActivate itself rather than extending ThrottlerGuard, whose canActivate is
+ * asynchronous by signature and resolves each throttler's limit with an await per request:
+ * this one answers synchronously whenever it can (README, "Performance").
  */
 @Injectable()
-export class RateLimitGuard extends ThrottlerGuard {
+export class RateLimitGuard implements CanActivate {
+  private readonly throttlers: ThrottlerOptions[];
+
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
     @InjectThrottlerStorage() private readonly store: RateLimitStore,
-    reflector: Reflector,
+    private readonly reflector: Reflector,
     private readonly auth: AuthService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {
-    super(options, store, reflector);
+    this.throttlers = Array.isArray(options) ? options : options.throttlers;
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (declaredAuthMode(this.reflector, context.getHandler(), context.getClass()) === 'public') return true;
-    await this.limit(context);
-    return true;
+    const pending = this.limit(context);
+    return pending === undefined ? true : pending.then(() => true);
   }
 
   /**
    * Counts the request once (a second call for the same request does nothing), sets the
    * headers, and throws the 429; a failing credential check (database down) is rethrown
    * after the request was counted per address, never turned into a 429.
+   *
+   * A key this instance has never found is counted against the client's address before it is
+   * looked up, so an address over its limit (or banned) is refused without a database query,
+   * whatever key it sends, and guessing costs at most the address's limit in lookups. Should the
+   * key turn out valid, the request is counted against the key too (once per key and instance:
+   * from then on the key is known). Every other request is counted once, as before: a cached
+   * key against itself with no extra work, a known key after its re-check, the rest per address.
    */
-  async limit(context: ExecutionContext): Promise<void> {
+  limit(context: ExecutionContext): Promise<void> | undefined {
     const req = context.switchToHttp().getRequest<LimitedRequest>();
-    const res = context.switchToHttp().getResponse<Response>();
-    if (req[COUNTED]) return;
+    if (req[COUNTED]) return undefined;
     req[COUNTED] = true;
 
-    let deferred: unknown;
-    let subject: RateLimitSubject;
-    let plan = 'anonymous';
-    try {
-      const auth = await this.auth.resolve(req);
-      if (auth.ok) plan = auth.principal.plan;
-      subject = auth.ok
-        ? { id: `key:${auth.principal.keyId}`, perMinute: auth.principal.perMinute, perDay: auth.principal.perDay }
-        : { id: `ip:${clientAddress(req)}`, ...PLAN_LIMITS.free };
-    } catch (err) {
-      deferred = err;
-      subject = { id: `ip:${clientAddress(req)}`, ...PLAN_LIMITS.free };
+    const pre = this.auth.precheck(req);
+    if (pre === 'unknown') return this.limitGuess(context, req);
+    if (pre === 'known') {
+      const auth = this.auth.resolve(req);
+      return Promise.resolve(auth).then(
+        (a) => this.settle(context, req, a, undefined),
+        (err: unknown) => this.settle(context, req, undefined, err),
+      );
     }
-    req[SUBJECT] = subject;
+    // Judged without I/O (a cached key, or refused credentials): synchronous when the store
+    // can decide locally too.
+    return this.settle(context, req, pre, undefined);
+  }
 
-    const windows = await Promise.all(this.throttlers.map((t) => this.window(context, t)));
-    const nowMs = this.clock.now().getTime();
-    const result = await this.store.consume({
-      subject: subject.id,
-      nowMs,
-      windows,
-      banThreshold: this.config.rateLimitBanThreshold,
-      banMs: this.config.rateLimitBanSeconds * 1000,
-    });
-    for (const [name, value] of Object.entries(rateLimitHeaders(result))) res.setHeader(name, value);
-    // Credentials that could not be checked (database down): the request was counted against
+  /** A key this instance has never found: the address first, then the lookup, then the key. */
+  private async limitGuess(context: ExecutionContext, req: LimitedRequest): Promise<void> {
+    await this.count(context, this.addressSubject(req), 'anonymous');
+    const auth = await this.auth.resolve(req); // a failure is the 503, already counted per address
+    if (auth.ok) await this.count(context, this.keySubject(auth.principal), auth.principal.plan);
+  }
+
+  /** Counts a request whose credentials are judged (or could not be checked: `deferred`). */
+  private settle(context: ExecutionContext, req: LimitedRequest, auth: AuthResult | undefined, deferred: unknown): Promise<void> | undefined {
+    if (auth?.ok) return this.count(context, this.keySubject(auth.principal), auth.principal.plan);
+    // Credentials that could not be checked (database down): the request is counted against
     // its address for the headers, but the answer is the 503. A 429 would blame the client
     // for a limit that is not its own (its key may be on any plan).
-    if (deferred !== undefined) throw deferred;
-    if (result.outcome !== 'allowed') {
+    const counted = this.count(context, this.addressSubject(req), 'anonymous', deferred === undefined);
+    if (deferred === undefined) return counted;
+    if (counted === undefined) throw deferred;
+    return counted.then(() => {
+      throw deferred;
+    });
+  }
+
+  private keySubject(principal: Principal): RateLimitSubject {
+    return { id: `key:${principal.keyId}`, perMinute: principal.perMinute, perDay: principal.perDay };
+  }
+
+  private addressSubject(req: Request): RateLimitSubject {
+    return { id: `ip:${clientAddress(req)}`, ...PLAN_LIMITS.free };
+  }
+
+  /**
+   * Counts the request against `subject`, sets the headers, and throws the 429 if refused (and
+   * `refuse`). Synchronous when the store decides without I/O (memory, or a Redis lease).
+   */
+  private count(context: ExecutionContext, subject: RateLimitSubject, plan: string, refuse = true): Promise<void> | undefined {
+    const req = context.switchToHttp().getRequest<LimitedRequest>();
+    req[SUBJECT] = subject;
+    const decide = (windows: WindowSpec[]): Promise<void> | undefined => {
+      const nowMs = this.clock.now().getTime();
+      const result = this.store.consume({
+        subject: subject.id,
+        nowMs,
+        windows,
+        banThreshold: this.config.rateLimitBanThreshold,
+        banMs: this.config.rateLimitBanSeconds * 1000,
+      });
+      const res = context.switchToHttp().getResponse<Response>();
+      if (result instanceof Promise) return result.then((r) => this.conclude(res, r, nowMs, subject, plan, refuse));
+      this.conclude(res, result, nowMs, subject, plan, refuse);
+      return undefined;
+    };
+    const windows = this.windows(context);
+    return windows instanceof Promise ? windows.then(decide) : decide(windows);
+  }
+
+  /** Sets the headers of a decided request and throws its refusal, if any (and `refuse`). */
+  private conclude(res: Response, result: ConsumeResult, nowMs: number, subject: RateLimitSubject, plan: string, refuse: boolean): void {
+    const headers = rateLimitHeaders(result, nowMs);
+    res.setHeader('X-RateLimit-Limit', headers['X-RateLimit-Limit']);
+    res.setHeader('X-RateLimit-Remaining', headers['X-RateLimit-Remaining']);
+    res.setHeader('X-RateLimit-Reset', headers['X-RateLimit-Reset']);
+    res.setHeader('RateLimit-Policy', headers['RateLimit-Policy']);
+    res.setHeader('RateLimit', headers.RateLimit);
+    if (refuse && result.outcome !== 'allowed') {
       const refusal = this.refusal(result, nowMs, subject);
       this.metrics.rateLimitRejected(plan, refusal.code as RateLimitRejection);
       throw refusal;
     }
   }
 
-  private async window(context: ExecutionContext, throttler: ThrottlerOptions): Promise<WindowSpec> {
-    const resolve = async (value: ThrottlerOptions['ttl']): Promise<number> => {
-      const n = typeof value === 'function' ? await value(context) : value;
-      if (!Number.isSafeInteger(n) || n < 0) throw new Error(`throttler ${throttler.name}: not a count: ${n}`);
-      return n;
-    };
-    return { name: throttler.name as string, ttlMs: await resolve(throttler.ttl), limit: await resolve(throttler.limit) };
+  /**
+   * The request's windows from the named throttlers. Their ttl and limit may be functions of
+   * the request, and @nestjs/throttler allows those to be async; ours are synchronous, and
+   * then so is this.
+   */
+  private windows(context: ExecutionContext): WindowSpec[] | Promise<WindowSpec[]> {
+    const specs: WindowSpec[] = [];
+    let pending: Promise<unknown>[] | undefined;
+    for (const throttler of this.throttlers) {
+      const spec: WindowSpec = { name: throttler.name as string, ttlMs: 0, limit: 0 };
+      for (const field of ['ttl', 'limit'] as const) {
+        const value = throttler[field];
+        const n = typeof value === 'function' ? value(context) : value;
+        const store = (v: number) => {
+          if (!Number.isSafeInteger(v) || v < 0) throw new Error(`throttler ${throttler.name}: not a count: ${v}`);
+          if (field === 'ttl') spec.ttlMs = v;
+          else spec.limit = v;
+        };
+        if (n instanceof Promise) (pending ??= []).push(n.then(store));
+        else store(n);
+      }
+      specs.push(spec);
+    }
+    return pending ? Promise.all(pending).then(() => specs) : specs;
   }
 
   private refusal(result: ConsumeResult, nowMs: number, subject: RateLimitSubject): ApiError {
     const retryAfter = retryAfterSeconds(result, nowMs);
     const headers = { 'Retry-After': String(retryAfter) };
-    const who = subject.id.startsWith('key:') ? 'this API key' : 'this client address (no valid API key)';
+    const who = subject.id.startsWith('key:') ? 'this API key' : 'this client address (requests without a recognised API key)';
     if (result.outcome === 'banned') {
       return new ApiError(
         429,

@@ -12,7 +12,7 @@ import { RedisRateLimitStore } from './redis.store.js';
 import { UnmatchedRouteRateLimiter } from './unmatched-routes.js';
 
 export function createRateLimitStore(config: AppConfig, clock: Clock, metrics?: MetricsService): RateLimitStore {
-  const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys);
+  const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
   if (!config.redisUrl) return memory;
   return new RedisRateLimitStore(clock, memory, {
     url: config.redisUrl,

@@ -1,6 +1,9 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 
-type HeaderObject = { description: string; schema: { type: 'integer'; minimum?: number } };
+type HeaderObject = {
+  description: string;
+  schema: { type: 'integer'; minimum?: number } | { type: 'string'; example: string };
+};
 type Response = { headers?: Record<string, HeaderObject | { $ref: string }> };
 
 /** The rate-limit headers every /v1 response carries (contract, "Rate limits"). */
@@ -17,6 +20,16 @@ export const RATE_LIMIT_HEADER_DOCS: Record<string, HeaderObject> = {
   'X-RateLimit-Reset': {
     description: 'Unix time (seconds) at which that window resets, or the ban ends.',
     schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Policy': {
+    description:
+      'The quota policies in force (IETF draft-ietf-httpapi-ratelimit-headers-11, a Structured Field list): each window by name, with its quota `q` (requests) and length `w` (seconds). Always both windows, `minute` and `day`, with the limits of the API key (or of the free plan per client address).',
+    schema: { type: 'string', example: '"minute";q=60;w=60, "day";q=1000;w=86400' },
+  },
+  RateLimit: {
+    description:
+      'The state of the window closest to exhaustion, the one X-RateLimit-* describe (IETF draft-ietf-httpapi-ratelimit-headers-11): its name, the requests remaining `r` (X-RateLimit-Remaining) and the seconds `t` until it resets (X-RateLimit-Reset minus now; Retry-After on a 429). While the key is banned, `r=0` and `t` runs to the end of the ban.',
+    schema: { type: 'string', example: '"minute";r=59;t=41' },
   },
 };
 

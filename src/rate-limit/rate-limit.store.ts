@@ -1,8 +1,21 @@
+import { createHash } from 'node:crypto';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Clock } from '../common/clock.js';
 import type { ConsumeRequest, ConsumeResult } from './rate-limit.windows.js';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/** Longest subject kept as is in a counter's name; `key:<id>` and `ip:<address>` fit easily. */
+export const MAX_SUBJECT_LENGTH = 64;
+
+/**
+ * The name a subject's counters are kept under: the subject itself when short, else its
+ * SHA-256, so no caller can make a counter's name (a Redis key, a memory entry) long, whatever
+ * text reaches the subject.
+ */
+export function counterName(subject: string): string {
+  return subject.length <= MAX_SUBJECT_LENGTH ? subject : `sha256:${createHash('sha256').update(subject).digest('base64url')}`;
+}
 
 /**
  * Where the counters live (process memory or Redis). `consume` decides one request against
@@ -14,7 +27,11 @@ type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>
 export abstract class RateLimitStore implements ThrottlerStorage {
   constructor(protected readonly clock: Clock) {}
 
-  abstract consume(request: ConsumeRequest): Promise<ConsumeResult>;
+  /**
+   * Decides one request. A store that can decide without I/O answers synchronously (the memory
+   * store; the Redis store within a lease), so the hot path awaits nothing it need not.
+   */
+  abstract consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult>;
 
   /** One fixed window of `ttl` ms; a blocked key stays blocked until its window resets. */
   async increment(key: string, ttl: number, limit: number, _blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {

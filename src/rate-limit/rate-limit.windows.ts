@@ -85,19 +85,42 @@ export interface RateLimitHeaders {
   'X-RateLimit-Limit': string;
   'X-RateLimit-Remaining': string;
   'X-RateLimit-Reset': string;
+  'RateLimit-Policy': string;
+  RateLimit: string;
 }
 
 /**
- * The three headers of a decided request. While banned, Remaining is 0 and Reset is the end
- * of the ban: that is when the next request can succeed.
+ * The headers of a decided request: the contract's X-RateLimit-* triple and the IETF fields of
+ * draft-ietf-httpapi-ratelimit-headers-11, which say the same thing in the form new client
+ * libraries and gateways read:
+ *
+ *     RateLimit-Policy: "minute";q=60;w=60, "day";q=1000;w=86400    every window: quota, seconds
+ *     RateLimit: "minute";r=59;t=41                                  the triple's window: left, seconds to reset
+ *
+ * RateLimit describes the same window as the triple (closest to exhaustion), so r is
+ * X-RateLimit-Remaining and now + t is X-RateLimit-Reset; on a 429, t is Retry-After. While
+ * banned, Remaining and r are 0 and Reset and t the end of the ban: that is when the next
+ * request can succeed.
+ *
+ * Runs on every /v1 request, so the values are written with plain concatenation. Window names
+ * come from the code (THROTTLERS: `minute`, `day`), so they need no Structured Field escaping.
  */
-export function rateLimitHeaders(result: ConsumeResult): RateLimitHeaders {
+export function rateLimitHeaders(result: ConsumeResult, nowMs: number): RateLimitHeaders {
   const w = closestToExhaustion(result.windows);
   const banned = result.outcome === 'banned' && result.bannedUntilMs !== undefined;
+  const left = banned ? 0 : remaining(w);
+  const untilMs = banned ? (result.bannedUntilMs as number) : w.resetMs;
+  let policy = '';
+  for (const p of result.windows) {
+    if (policy !== '') policy += ', ';
+    policy += '"' + p.name + '";q=' + p.limit + ';w=' + Math.round(p.ttlMs / 1000);
+  }
   return {
     'X-RateLimit-Limit': String(w.limit),
-    'X-RateLimit-Remaining': String(banned ? 0 : remaining(w)),
-    'X-RateLimit-Reset': String(Math.ceil((banned ? (result.bannedUntilMs as number) : w.resetMs) / 1000)),
+    'X-RateLimit-Remaining': String(left),
+    'X-RateLimit-Reset': String(Math.ceil(untilMs / 1000)),
+    'RateLimit-Policy': policy,
+    RateLimit: '"' + w.name + '";r=' + left + ';t=' + Math.max(0, Math.ceil((untilMs - nowMs) / 1000)),
   };
 }
 

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { SystemClock } from '../common/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
-import { RATE_LIMIT_SCRIPT_SHA, RedisRateLimitStore } from './redis.store.js';
+import { LEASE_MAX, LEASE_MS, RATE_LIMIT_SCRIPT_SHA, RedisRateLimitStore } from './redis.store.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const describeIfRedis = REDIS_URL ? describe : describe.skip;
@@ -100,6 +100,77 @@ describeIfRedis('RedisRateLimitStore against Redis', () => {
     expect(await admin.exists(rejectedMinute)).toBe(0); // the refusal count restarts after a ban
     expect(RATE_LIMIT_SCRIPT_SHA).toMatch(/^[0-9a-f]{40}$/);
     expect(await admin.script('EXISTS', RATE_LIMIT_SCRIPT_SHA)).toEqual([1]);
+  });
+
+  describe('leases', () => {
+    const vast: WindowSpec[] = [
+      { name: 'minute', ttlMs: MINUTE, limit: 1_000_000_000 },
+      { name: 'day', ttlMs: DAY, limit: 2_000_000_000 },
+    ];
+    const req = (subject: string, nowMs: number, windows: WindowSpec[] = vast): ConsumeRequest => ({ subject, nowMs, windows, banThreshold: 20, banMs: 90_000 });
+
+    it('spend LEASE_MAX counts per round trip when a window has vast room, each request still counted once', async () => {
+      const client = (store as unknown as { redis: Redis }).redis;
+      const sent = jest.spyOn(client, 'sendCommand');
+      const counts: number[] = [];
+      for (let i = 0; i < 2 * LEASE_MAX + 1; i++) {
+        const r = await store.consume(req('key:lease', T));
+        expect(r.outcome).toBe('allowed');
+        counts.push(r.windows[0].count);
+      }
+      expect(sent.mock.calls.filter(([command]) => command.name === 'evalsha')).toHaveLength(3);
+      sent.mockRestore();
+      expect(counts).toEqual(Array.from({ length: 2 * LEASE_MAX + 1 }, (_, i) => i + 1));
+      expect(await admin.get(store.keysOf(req('key:lease', T))[0])).toBe(String(3 * LEASE_MAX));
+    });
+
+    it('serve a concurrent burst from one lease request at a time, each request counted once', async () => {
+      const client = (store as unknown as { redis: Redis }).redis;
+      const sent = jest.spyOn(client, 'sendCommand');
+      const results = await Promise.all(Array.from({ length: 200 }, async () => store.consume(req('key:burst', T))));
+      const scripts = sent.mock.calls.filter(([command]) => command.name === 'evalsha').length;
+      sent.mockRestore();
+      expect(scripts).toBe(Math.ceil(200 / LEASE_MAX));
+      expect(results.map((r) => r.windows[0].count).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    });
+
+    it('give back what an ended lease did not spend', async () => {
+      await store.consume(req('key:refund', T));
+      expect(await admin.get(store.keysOf(req('key:refund', T))[0])).toBe(String(LEASE_MAX));
+      const later = await store.consume(req('key:refund', T + LEASE_MS)); // same minute, lease over
+      expect(later.windows[0].count).toBe(2);
+      expect(await admin.get(store.keysOf(req('key:refund', T))[0])).toBe(String(1 + LEASE_MAX));
+    });
+
+    it('never let a window admit more than its limit, shared by two instances near the limit', async () => {
+      const other = newStore();
+      await other.onModuleInit();
+      try {
+        const windows: WindowSpec[] = [{ name: 'minute', ttlMs: MINUTE, limit: 700 }];
+        const allowed: number[] = [0, 0];
+        for (let i = 0; i < 800; i++) {
+          const r = await [store, other][i % 2].consume(req('key:near', T, windows));
+          if (r.outcome === 'allowed') allowed[i % 2] += 1;
+          expect(r.windows[0].count).toBeLessThanOrEqual(700);
+        }
+        expect(allowed[0] + allowed[1]).toBe(700);
+        expect(await admin.get(store.keysOf(req('key:near', T, windows))[0])).toBe('700');
+      } finally {
+        await other.onModuleDestroy();
+      }
+    });
+
+    it('are never taken for a free key: 60 a minute is decided request by request', async () => {
+      const client = (store as unknown as { redis: Redis }).redis;
+      const sent = jest.spyOn(client, 'sendCommand');
+      const free: WindowSpec[] = [
+        { name: 'minute', ttlMs: MINUTE, limit: 60 },
+        { name: 'day', ttlMs: DAY, limit: 1000 },
+      ];
+      for (let i = 0; i < 5; i++) await store.consume(req('key:free-lease', T, free));
+      expect(sent.mock.calls.filter(([command]) => command.name === 'evalsha')).toHaveLength(5);
+      sent.mockRestore();
+    });
   });
 
   it('falls back to EVAL when Redis does not know the script (NOSCRIPT)', async () => {

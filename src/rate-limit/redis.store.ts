@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../common/clock.js';
 import type { MemoryRateLimitStore } from './memory.store.js';
-import { RateLimitStore } from './rate-limit.store.js';
+import { counterName, RateLimitStore } from './rate-limit.store.js';
 import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from './rate-limit.windows.js';
 
 /**
@@ -14,9 +15,18 @@ import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from
  * `now` comes from the caller (the app's Clock), never from Redis, so tests can move time.
  * Expiries are relative (PEXPIRE), plus a grace period for clock skew between instances.
  *
+ * Leases: an allowed request may take up to `leaseMax` counts at once, but only as many as
+ * leave every window `headroom` times that much room (grant = min(leaseMax, floor(room /
+ * headroom))); the instance then spends them locally (RedisRateLimitStore.consume). Counts
+ * are taken before they are spent, so no window ever goes over its limit; near a limit the
+ * grant falls to 1, which is the exact per-request decision. `refund` first gives back the
+ * unspent counts of the caller's expired lease of the same windows.
+ *
  * KEYS: n window counters, n rejection counters (same windows), the ban key.
- * ARGV: now, n, ban threshold, ban ms, grace ms, then per window: limit, reset (epoch ms).
- * Reply: {outcome (0 allowed, 1 limited, 2 banned), banned until, count per window...}.
+ * ARGV: now, n, ban threshold, ban ms, grace ms, refund, lease max, headroom, then per window:
+ * limit, reset (epoch ms).
+ * Reply: {outcome (0 allowed, 1 limited, 2 banned), banned until (2) or counts granted (0),
+ * count per window...}.
  */
 export const RATE_LIMIT_SCRIPT = `
 local now = tonumber(ARGV[1])
@@ -24,9 +34,16 @@ local n = tonumber(ARGV[2])
 local threshold = tonumber(ARGV[3])
 local banMs = tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
+local refund = tonumber(ARGV[6])
+local leaseMax = tonumber(ARGV[7])
+local headroom = tonumber(ARGV[8])
 local counts = {}
 for i = 1, n do
-  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if refund > 0 and c > 0 then
+    c = redis.call('DECRBY', KEYS[i], math.min(refund, c))
+  end
+  counts[i] = c
 end
 local banKey = KEYS[2 * n + 1]
 local bannedUntil = tonumber(redis.call('GET', banKey) or '0')
@@ -36,20 +53,26 @@ end
 local blocking = 0
 local blockingReset = 0
 for i = 1, n do
-  local reset = tonumber(ARGV[5 + 2 * i])
-  if counts[i] >= tonumber(ARGV[4 + 2 * i]) and (blocking == 0 or reset >= blockingReset) then
+  local reset = tonumber(ARGV[8 + 2 * i])
+  if counts[i] >= tonumber(ARGV[7 + 2 * i]) and (blocking == 0 or reset >= blockingReset) then
     blocking = i
     blockingReset = reset
   end
 end
 if blocking == 0 then
+  local grant = leaseMax
   for i = 1, n do
-    counts[i] = redis.call('INCR', KEYS[i])
-    if counts[i] == 1 then
-      redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[5 + 2 * i]) - now + grace)
+    local room = math.floor((tonumber(ARGV[7 + 2 * i]) - counts[i]) / headroom)
+    if room < grant then grant = room end
+  end
+  if grant < 1 then grant = 1 end
+  for i = 1, n do
+    counts[i] = redis.call('INCRBY', KEYS[i], grant)
+    if counts[i] == grant then
+      redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[8 + 2 * i]) - now + grace)
     end
   end
-  return {0, 0, unpack(counts)}
+  return {0, grant, unpack(counts)}
 end
 local rejected = redis.call('INCR', KEYS[n + blocking])
 if rejected == 1 then
@@ -70,6 +93,34 @@ export const RATE_LIMIT_SCRIPT_SHA = createHash('sha1').update(RATE_LIMIT_SCRIPT
 const EXPIRY_GRACE_MS = 5_000;
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
 const RETRY_AFTER_FAILURE_MS = 1_000;
+
+/**
+ * Leases (see RATE_LIMIT_SCRIPT): at most this many counts taken at once, only while every
+ * window keeps LEASE_HEADROOM times the lease in room, and spent within LEASE_MS. So a lease
+ * needs at least 2 × 100 counts of room: a free key (60 a minute) is always decided in Redis
+ * request by request; an enterprise key with a million a minute spends 64 per round trip.
+ * What a lease costs in exactness: the X-RateLimit-Remaining another instance reports may
+ * count this instance's unspent lease as used (at most LEASE_MAX per instance, for at most
+ * LEASE_MS, then refunded when the subject next needs Redis), and a ban set by another
+ * instance is seen here once the lease ends. No window ever admits more than its limit.
+ */
+export const LEASE_MAX = 64;
+export const LEASE_HEADROOM = 100;
+export const LEASE_MS = 1_000;
+/** Subjects with a lease held at once; the least recently used are forgotten (their counts stay spent). */
+const MAX_LEASES = 10_000;
+
+/** Counts an instance has taken from Redis for one subject and spends locally. */
+interface Lease {
+  /** The windows (start, limit) the counts were taken in. */
+  starts: number[];
+  limits: number[];
+  /** Every window's count in Redis before the lease: what others had spent. */
+  base: number[];
+  granted: number;
+  used: number;
+  expiresAtMs: number;
+}
 
 export interface RedisStoreOptions {
   url: string;
@@ -98,6 +149,11 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   private started?: Promise<void>;
   private stopped?: Promise<void>;
   private skipUntil = 0;
+  private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES });
+  /** Subjects last seen with too little room for a lease, with the windows they were seen in. */
+  private readonly full = new LRUCache<string, string>({ max: MAX_LEASES });
+  /** Subjects whose lease request is in flight, settled when it is over (with or without a lease). */
+  private readonly leasing = new Map<string, Promise<void>>();
 
   constructor(
     clock: Clock,
@@ -171,18 +227,52 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     return !this.degraded;
   }
 
-  async consume(request: ConsumeRequest): Promise<ConsumeResult> {
+  consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult> {
+    const lease = this.leases.get(request.subject);
+    if (lease !== undefined && lease.used < lease.granted && request.nowMs < lease.expiresAtMs && sameWindows(lease, request)) {
+      lease.used += 1;
+      return leased(request, lease);
+    }
+    return this.decide(request, lease);
+  }
+
+  /** One script round trip: the request's decision, and a lease when there is room for one. */
+  private async decide(request: ConsumeRequest, expired: Lease | undefined): Promise<ConsumeResult> {
     if (this.redis.status !== 'ready' || Date.now() < this.skipUntil) {
       if (!this.degraded) this.markDown(new Error(`connection ${this.redis.status}`));
       return this.fallback.consumeSync(request);
     }
+    const { subject } = request;
+    // One lease request per subject at a time: requests arriving meanwhile wait for it and
+    // spend from the lease it brings, so no lease replaces another with counts unspent and a
+    // burst costs one round trip, not one each. (If it brings none, near a limit, they are
+    // then decided one by one.)
+    // Where no lease can be had (a window too small or, last seen, too full for one), requests
+    // are decided one by one in parallel, as a free key's always are.
+    const leaseable = this.leaseable(request);
+    const pendingLease = leaseable ? this.leasing.get(subject) : undefined;
+    if (pendingLease !== undefined) {
+      await pendingLease;
+      return this.consume(request);
+    }
+    // Unspent counts of an ended lease of these same windows go back; a lease of past windows
+    // has nothing to give back (its counters are gone with their windows).
+    const refund = expired !== undefined && sameWindows(expired, request) ? expired.granted - expired.used : 0;
+    if (expired !== undefined) this.leases.delete(subject);
+    let settled: (() => void) | undefined;
+    if (leaseable) this.leasing.set(subject, new Promise<void>((resolve) => (settled = resolve)));
     let reply: unknown;
     try {
-      reply = await this.evaluate(request);
+      reply = await this.evaluate(request, refund, leaseable ? LEASE_MAX : 1);
     } catch (err) {
       this.skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS;
       this.markDown(err);
       return this.fallback.consumeSync(request);
+    } finally {
+      if (settled) {
+        this.leasing.delete(subject);
+        settled();
+      }
     }
     if (this.degraded) {
       this.degraded = false;
@@ -190,10 +280,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     }
     return this.parse(request, reply);
   }
-
   /** The keys of one request; the hash tag keeps a subject's keys in one Redis Cluster slot. */
   keysOf(request: ConsumeRequest): string[] {
-    const base = `${this.options.prefix}{${request.subject}}`;
+    const base = `${this.options.prefix}{${counterName(request.subject)}}`;
     const starts = request.windows.map((w) => windowStart(request.nowMs, w.ttlMs));
     return [
       ...request.windows.map((w, i) => `${base}:${w.name}:${starts[i]}`),
@@ -202,7 +291,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     ];
   }
 
-  private async evaluate(request: ConsumeRequest): Promise<unknown> {
+  private async evaluate(request: ConsumeRequest, refund = 0, leaseMax = 1): Promise<unknown> {
     const keys = this.keysOf(request);
     const args: (string | number)[] = [
       request.nowMs,
@@ -210,6 +299,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       request.banThreshold,
       request.banMs,
       EXPIRY_GRACE_MS,
+      refund,
+      leaseMax,
+      LEASE_HEADROOM,
       ...request.windows.flatMap((w) => [w.limit, windowReset(request.nowMs, w.ttlMs)]),
     ];
     try {
@@ -229,9 +321,34 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     }
   }
 
+  /**
+   * Whether a lease could be granted now: every window big enough for one, and not seen too
+   * full for one in these windows (then requests skip waiting for a lease that cannot come).
+   */
+  private leaseable(request: ConsumeRequest): boolean {
+    for (const w of request.windows) if (w.limit < 2 * LEASE_HEADROOM) return false;
+    const full = this.full.get(request.subject);
+    return full === undefined || full !== windowsKey(request);
+  }
+
   private parse(request: ConsumeRequest, reply: unknown): ConsumeResult {
     const values = (reply as (number | string)[]).map(Number);
     const outcome = OUTCOMES[values[0]];
+    const granted = outcome === 'allowed' ? values[1] : 1;
+    if (granted <= 1) this.full.set(request.subject, windowsKey(request));
+    else this.full.delete(request.subject);
+    if (granted > 1) {
+      const lease: Lease = {
+        starts: request.windows.map((w) => windowStart(request.nowMs, w.ttlMs)),
+        limits: request.windows.map((w) => w.limit),
+        base: request.windows.map((_w, i) => values[2 + i] - granted),
+        granted,
+        used: 1,
+        expiresAtMs: request.nowMs + LEASE_MS,
+      };
+      this.leases.set(request.subject, lease);
+      return leased(request, lease);
+    }
     const result: ConsumeResult = {
       outcome,
       windows: request.windows.map((w, i) => ({ ...w, count: values[2 + i], resetMs: windowReset(request.nowMs, w.ttlMs) })),
@@ -242,9 +359,36 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
 
   private markDown(err: unknown): void {
     this.options.onError?.(err);
+    // Counts leased before the outage are forgotten; the fallback decides meanwhile.
+    this.leases.clear();
     if (this.degraded) return;
     this.degraded = true;
     const reason = err instanceof Error ? err.message : String(err);
     this.logger.warn(`Redis unavailable (${reason}): rate limits are counted per instance until it answers again`);
   }
+}
+
+/** Whether a lease was taken in the request's current windows, at their current limits. */
+function sameWindows(lease: Lease, request: ConsumeRequest): boolean {
+  const { windows, nowMs } = request;
+  if (windows.length !== lease.starts.length) return false;
+  for (let i = 0; i < windows.length; i++) {
+    if (lease.limits[i] !== windows[i].limit || lease.starts[i] !== windowStart(nowMs, windows[i].ttlMs)) return false;
+  }
+  return true;
+}
+
+/** An allowed request spending a lease: each window counts what others had, plus this instance's spent counts. */
+function leased(request: ConsumeRequest, lease: Lease): ConsumeResult {
+  return {
+    outcome: 'allowed',
+    windows: request.windows.map((w, i) => ({ ...w, count: lease.base[i] + lease.used, resetMs: windowReset(request.nowMs, w.ttlMs) })),
+  };
+}
+
+/** The request's current windows and limits, as one string (a window ends, the key changes). */
+function windowsKey(request: ConsumeRequest): string {
+  let key = '';
+  for (const w of request.windows) key += `${w.limit}@${windowStart(request.nowMs, w.ttlMs)};`;
+  return key;
 }

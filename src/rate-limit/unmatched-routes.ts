@@ -24,7 +24,14 @@ export class UnmatchedRouteRateLimiter implements OnModuleInit {
     const app = this.adapterHost.httpAdapter?.getInstance<Application>();
     if (typeof app?.use !== 'function') return;
     app.use('/v1', (req: Request, res: Response, next: NextFunction) => {
-      this.guard.limit(httpContext(req, res, next)).then(() => next(), next);
+      let pending: Promise<void> | undefined;
+      try {
+        pending = this.guard.limit(httpContext(req, res, next));
+      } catch (err) {
+        return next(err);
+      }
+      if (pending) pending.then(() => next(), next);
+      else next();
     });
   }
 }

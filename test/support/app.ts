@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
-import { APP_OPTIONS, configureApp } from '../../src/app.factory.js';
+import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.factory.js';
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { AppModule, AppModuleOptions } from '../../src/app.module.js';
 import { Clock } from '../../src/common/clock.js';
@@ -32,7 +32,7 @@ export async function startTestApp(
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot({ ...options, config }), ...(options.imports ?? [])],
   }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ ...APP_OPTIONS, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), { ...APP_OPTIONS, logger: false });
   configureApp(app, { ...options, config });
   await app.init();
   return app;

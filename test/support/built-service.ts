@@ -61,10 +61,13 @@ export interface RunningService {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the built service and waits until /healthz answers (or the process exits). */
-export async function startService(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningService> {
+/**
+ * Starts the built service and waits until /healthz answers (or the process exits). On a free
+ * port, or on `port` (a restart behind a balancer that knows the instance by its address).
+ */
+export async function startService(env: Record<string, string>, timeoutMs = 20_000, port?: number): Promise<RunningService> {
   const main = buildService();
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

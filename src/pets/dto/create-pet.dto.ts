@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { INT64_MAX } from '../../common/int64.js';
 import { IsPositiveInt64 } from '../../common/validators.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
 
@@ -18,7 +19,8 @@ export class CreatePetDto {
   })
   name: string;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: '9223372036854775807' as unknown as number, example: 7 })
+  // An exact JSON number in the served document (a bigint, written by the lossless writer).
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, maximum: INT64_MAX as unknown as number, example: 7 })
   @IsPositiveInt64()
   categoryId: number | bigint;
 

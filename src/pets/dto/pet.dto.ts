@@ -1,16 +1,20 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { INT64_MAX } from '../../common/int64.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
+
+/** int64 bounds of an identifier; the maximum is a bigint, an exact number in the served document. */
+const ID_RANGE = { type: 'integer', format: 'int64', minimum: 1, maximum: INT64_MAX as unknown as number } as const;
 
 /** An animal as returned (interface, "Pet"). Identifiers are exact int64 JSON numbers. */
 @ApiSchema({ name: 'Pet' })
 export class PetDto {
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, example: 1, description: 'Assigned by the service on creation.' })
+  @ApiProperty({ ...ID_RANGE, example: 1, description: 'Assigned by the service on creation.' })
   id: bigint;
 
   @ApiProperty({ minLength: 1, maxLength: 255, example: 'Rex' })
   name: string;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 1, example: 7 })
+  @ApiProperty({ ...ID_RANGE, example: 7 })
   categoryId: bigint;
 
   @ApiProperty({ enum: PET_STATUSES, enumName: 'PetStatus' })

@@ -1,0 +1,41 @@
+import { StreamableFile } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type { Response } from 'express';
+import { stringifyJson } from './json-codec.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Nest's Express adapter, answering handler results as JSON written by the service's own
+ * writer: int64 values (bigint) as exact numbers, where Express's res.json would throw on a
+ * bigint. `reply()` is the adapter's public extension point for this (Nest calls it with each
+ * handler's result).
+ *
+ * A plain value is written in one step (status, type, length, end): Express's res.send does
+ * the same after work this API never needs (type sniffing, charset rewriting, ETag and
+ * freshness checks: ETags are off). Before, a global rxjs interceptor serialised every result
+ * and res.send wrote it (README, "Performance"). Strings (an idempotent replay, already
+ * serialised), Buffers, streams and empty results keep Express's own path.
+ */
+export class JsonExpressAdapter extends ExpressAdapter {
+  override reply(response: Response, body: unknown, statusCode?: number): unknown {
+    if (!isJsonData(body)) return super.reply(response, body, statusCode);
+    if (statusCode !== undefined) response.statusCode = statusCode;
+    const text = stringifyJson(body);
+    response.setHeader('Content-Type', JSON_TYPE);
+    response.setHeader('Content-Length', Buffer.byteLength(text));
+    response.end(text);
+    return response;
+  }
+}
+
+/** An object or array for the JSON writer; not text, bytes, a file or a stream. */
+function isJsonData(body: unknown): body is object {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Buffer.isBuffer(body) &&
+    !(body instanceof StreamableFile) &&
+    typeof (body as { pipe?: unknown }).pipe !== 'function'
+  );
+}

@@ -1,0 +1,182 @@
+import type { LoggerService } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { destination as pinoDestination, DestinationStream, Level, LevelWithSilent, levels, Logger, pino, stdTimeFunctions } from 'pino';
+
+/** Anything that could carry a secret, should it ever reach a log object. */
+const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie', 'authorization'];
+
+/** Probes and scrapes: logged at debug when they succeed, so they do not drown the access log. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Longest client-chosen text (the URL, a forwarded address) copied into a log line. */
+export const MAX_LOGGED_CHARS = 1024;
+
+/**
+ * The URL and a forwarded address are whatever the client sent, up to the 16 KiB header limit,
+ * on every request, refused ones included: a line holds at most MAX_LOGGED_CHARS of each.
+ */
+function bounded(text: string): string {
+  return text.length <= MAX_LOGGED_CHARS ? text : `${text.slice(0, MAX_LOGGED_CHARS)}…[${text.length} chars]`;
+}
+
+/** What the access log says about one finished (or abandoned) request. */
+export interface AccessRecord {
+  requestId: string;
+  method: string;
+  route: string;
+  url: string;
+  /** undefined when the client went away before the response was complete. */
+  status: number | undefined;
+  durationMs: number;
+  ip: string | undefined;
+  keyId: string | undefined;
+}
+
+export interface AppLoggerOptions {
+  level: LevelWithSilent;
+  /** Human-readable output (development): pino's own object path through pino-pretty. */
+  pretty: boolean;
+}
+
+/**
+ * The process's logger: pino for every line Nest and the services write, and a direct writer
+ * for the access log, one line per request.
+ *
+ * The access line is the hot path of logging (one per request), so it is not built by pino's
+ * object path: no per-request child logger, no redaction pass over objects it never logs
+ * (the line holds no header), no serializers. It is written by hand with exactly the fields
+ * and the format pino writes (level label, ISO time, pid, hostname, msg), JSON-escaped where a
+ * value comes from the client, into the same asynchronous destination as pino's own lines, so
+ * the stream stays one sequence of JSON lines. Measured in bench/ (README, "Performance").
+ */
+export class AppLogger {
+  readonly pino: Logger;
+  private readonly stream: DestinationStream;
+  private readonly prefix: string;
+  private readonly threshold: number;
+  private readonly json: boolean;
+
+  constructor(options: AppLoggerOptions, stream: DestinationStream) {
+    this.stream = stream;
+    this.json = !options.pretty;
+    this.pino = pino(
+      {
+        level: options.level,
+        redact: { paths: REDACT, censor: '[redacted]' },
+        // JSON for machines: ISO time and level names, which log stores index without a mapping.
+        ...(options.pretty
+          ? {}
+          : { timestamp: stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } }),
+      },
+      stream,
+    );
+    this.threshold = options.level === 'silent' ? Infinity : levels.values[options.level];
+    this.prefix = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+  }
+
+  /** Writes the access line of a request at the level its outcome deserves. */
+  access(record: AccessRecord): void {
+    const level = accessLevel(record);
+    if (levels.values[level] < this.threshold) return;
+    const msg = record.status === undefined ? 'request aborted' : 'request completed';
+    if (!this.json) {
+      this.pino[level]({ ...record, url: bounded(record.url), ip: record.ip === undefined ? undefined : bounded(record.ip) }, msg);
+      return;
+    }
+    let line =
+      `{"level":"${level}","time":"${new Date().toISOString()}"${this.prefix}` +
+      `,"requestId":${quote(record.requestId)},"method":${quote(record.method)},"route":${quote(record.route)}` +
+      `,"url":${quote(bounded(record.url))}`;
+    if (record.status !== undefined) line += `,"status":${record.status}`;
+    line += `,"durationMs":${record.durationMs}`;
+    if (record.ip !== undefined) line += `,"ip":${quote(bounded(record.ip))}`;
+    if (record.keyId !== undefined) line += `,"keyId":${quote(record.keyId)}`;
+    this.stream.write(`${line},"msg":"${msg}"}\n`);
+  }
+
+  /** An error or warning about one request, carrying its id (the client's X-Request-Id). */
+  request(requestId: string | undefined, level: 'warn' | 'error', context: string, message: string, err?: unknown): void {
+    this.pino[level]({ requestId, context, ...(err === undefined ? {} : { err }) }, message);
+  }
+
+  /** Nest's LoggerService over this logger: `context` is Nest's last argument, as nestjs-pino does. */
+  nest(): LoggerService {
+    const call = (level: Level, message: unknown, params: unknown[]): void => {
+      const fields: Record<string, unknown> = {};
+      if (params.length > 0) fields.context = params[params.length - 1];
+      const extra = params.slice(0, -1);
+      if (message instanceof Error) fields.err = message;
+      else if (typeof message === 'object' && message !== null) Object.assign(fields, message);
+      // Nest's error(message, stack, context): the stack travels as the second argument.
+      if (level === 'error' && typeof message === 'string' && typeof extra[0] === 'string' && extra[0].includes('\n')) {
+        fields.err = { message, stack: extra[0] };
+      }
+      if (typeof message === 'object' && message !== null) this.pino[level](fields);
+      else this.pino[level](fields, String(message));
+    };
+    return {
+      log: (message, ...params) => call('info', message, params),
+      error: (message, ...params) => call('error', message, params),
+      warn: (message, ...params) => call('warn', message, params),
+      debug: (message, ...params) => call('debug', message, params),
+      verbose: (message, ...params) => call('trace', message, params),
+      fatal: (message, ...params) => call('fatal', message, params),
+    };
+  }
+
+  /** Writes out what is buffered (at exit; the stream flushes by itself otherwise). */
+  flush(): void {
+    const s = this.stream as DestinationStream & { flushSync?: () => void };
+    try {
+      s.flushSync?.();
+    } catch {
+      // not ready yet (nothing written) or already closed
+    }
+  }
+}
+
+/** 5xx are errors, except a failing probe (a readiness 503 while draining is expected). */
+export function accessLevel(record: Pick<AccessRecord, 'url' | 'status'>): Level {
+  const q = record.url.indexOf('?');
+  if (PROBE_PATHS.has(q === -1 ? record.url : record.url.slice(0, q))) {
+    return record.status !== undefined && record.status < 400 ? 'debug' : 'warn';
+  }
+  return record.status !== undefined && record.status >= 500 ? 'error' : 'info';
+}
+
+// eslint-disable-next-line no-control-regex
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** A JSON string literal; the common case (nothing to escape) without JSON.stringify. */
+function quote(s: string): string {
+  return s.length <= 256 && PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/**
+ * stdout, written asynchronously: a line is handed to the kernel off the request path, and
+ * lines logged while a write is under way go out together in the next one, so logging never
+ * blocks a request on a slow pipe and costs one write per batch, not one per line, under
+ * load. The logger flushes what is left synchronously when the process exits.
+ */
+export function stdoutStream(): DestinationStream {
+  return pinoDestination({ dest: 1, sync: false });
+}
+
+/**
+ * Readable output for development. pino-pretty is a development dependency, absent from the
+ * production image: without it the logs stay JSON.
+ */
+export async function prettyStream(): Promise<DestinationStream | undefined> {
+  try {
+    const { default: pretty } = await import('pino-pretty');
+    return pretty({
+      colorize: true,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,context',
+      messageFormat: '{if context}[{context}] {end}{msg}',
+    });
+  } catch {
+    return undefined;
+  }
+}

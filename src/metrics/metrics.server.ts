@@ -1,0 +1,73 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { ApiError, ErrorBody } from '../common/api-error.js';
+import type { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { checkMetricsToken, digest } from './metrics-token.guard.js';
+import { MetricsService } from './metrics.service.js';
+
+/**
+ * With METRICS_PORT, /metrics is served by a small listener of its own on that port (and no
+ * longer on PORT), so the operator can keep it on the internal network while the API is public.
+ * It answers GET and HEAD /metrics only (METRICS_TOKEN still applies when set); anything else
+ * gets the usual Error body. Plain node:http: one route needs neither Nest nor Express.
+ */
+@Injectable()
+export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Metrics');
+  private server?: Server;
+  private readonly expected?: Buffer;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    if (config.metricsToken) this.expected = digest(config.metricsToken);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const port = this.config.metricsPort;
+    if (port === undefined) return;
+    const server = createServer((req, res) => void this.handle(req, res));
+    server.keepAliveTimeout = this.config.keepAliveTimeoutMs;
+    server.headersTimeout = this.config.headersTimeoutMs;
+    server.requestTimeout = this.config.requestTimeoutMs;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, this.config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    this.logger.log(`metrics on http://${this.config.host}:${port}/metrics`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const path = (req.url ?? '/').split('?', 1)[0];
+      if (path !== '/metrics') throw new ApiError(404, 'route_not_found', 'Only /metrics is served on this port.');
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        throw new ApiError(405, 'method_not_allowed', '/metrics answers GET and HEAD only.', undefined, { Allow: 'GET, HEAD' });
+      }
+      checkMetricsToken(req.headers.authorization, this.expected);
+      const text = await this.metrics.render();
+      res.writeHead(200, { 'Content-Type': this.metrics.contentType, 'Cache-Control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : text);
+    } catch (err) {
+      const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'The metrics could not be rendered.');
+      if (!(err instanceof ApiError)) this.logger.error(err);
+      const body: ErrorBody = error.toBody();
+      res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', ...error.headers });
+      res.end(JSON.stringify(body));
+    }
+  }
+}

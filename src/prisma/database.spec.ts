@@ -1,0 +1,16 @@
+import fc from 'fast-check';
+import { parseInt8 } from './database.js';
+
+describe('parseInt8', () => {
+  it('gives every int64 exactly: a number while a double holds it, else a bigint (property)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => {
+        const parsed = parseInt8(value.toString());
+        expect(BigInt(parsed)).toBe(value);
+        expect(typeof parsed).toBe(value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? 'number' : 'bigint');
+      }),
+    );
+    expect(parseInt8('9007199254740993')).toBe(9007199254740993n);
+    expect(parseInt8('9223372036854775807')).toBe(9223372036854775807n);
+  });
+});
