@@ -384,7 +384,6 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
     await admin('drain');
     try {
       await untilStatus(survivor.name, (s) => s === 'DRAIN');
-      const inFlightBefore = await metric(victim, 'http_requests_in_flight');
       for (let round = 0; round < 3; round++) {
         held.push({
           kind: 'get',
@@ -399,12 +398,17 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
         const keyless = `kill-held-keyless-${round}-${randomUUID().slice(0, 8)}`;
         held.push({ kind: 'keyless', name: keyless, answer: post(keyless, {}) });
       }
-      // All nine are on the victim (its in-flight gauge counts the scrape itself too).
-      await waitFor(
+      // All nine are on the victim: HAProxy counts them as its current sessions (the load has not
+      // started and the survivor is drained, so nothing else is there). The victim's own in-flight
+      // gauge would also count HAProxy's health checks and the scrape itself, which come and go.
+      let early: Answer | undefined;
+      for (const h of held) void h.answer.then((a) => (early ??= a));
+      const reached = await waitFor(
         'the held requests to reach the victim',
-        async () => ((await metric(victim, 'http_requests_in_flight')) - inFlightBefore >= 9 ? true : undefined),
+        async () => (early ? 'answered early' : (await stats()).get(victim.name)!.scur >= 9 ? 'held' : undefined),
         10_000,
       );
+      if (early) throw new Error(`a held request was answered before the kill (${reached}): ${early.status} ${early.body}`);
     } finally {
       await admin('ready');
     }

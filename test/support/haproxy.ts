@@ -19,6 +19,8 @@ export interface ServerStat {
   eresp: number;
   /** Sessions (requests) the server was given. */
   stot: number;
+  /** Sessions (requests) the server holds now: given to it and not yet answered. */
+  scur: number;
 }
 
 export interface RunningHaproxy {
@@ -71,6 +73,7 @@ function parseStat(csv: string): { servers: Map<string, ServerStat>; backend?: S
       econ: Number(f[col('econ')] || 0),
       eresp: Number(f[col('eresp')] || 0),
       stot: Number(f[col('stot')] || 0),
+      scur: Number(f[col('scur')] || 0),
     };
     if (f[col('svname')] === 'BACKEND') backend = stat;
     else servers.set(f[col('svname')], stat);
