@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The Animal Store API image: one image for production, staging and the compose stack, told
 # apart only by environment. It serves the API (`CMD`) and, as a separate one-shot job, applies
-# migrations: `docker run --rm -e DATABASE_URL=... <image> node dist/prisma/migrate.main.js`.
+# migrations: `docker run --rm -e DATABASE_URL=... <image> node dist/database/migrate.main.js`.
 
 ARG NODE_VERSION=24
 

@@ -32,7 +32,7 @@ export const RULES = [
   { layer: 'GC', fn: /^\(garbage collector\)$/ },
   { layer: 'V8 & native, no JS stack ((program))', fn: /^\(program\)$/ },
   { layer: 'HTTP parsing & socket read', url: /^node:(_http_server|_http_common|_http_incoming)$/ },
-  { layer: 'HTTP parsing & socket read', url: own('/common/client-errors') },
+  { layer: 'HTTP parsing & socket read', url: own('/http/client-errors') },
   // The response: Node's outgoing message, Express's res.* helpers, Nest's adapter reply.
   { layer: 'response writing', url: /^node:_http_outgoing$/ },
   { layer: 'response writing', url: /\/node_modules\/express\/lib\/response\.js$/ },
@@ -43,8 +43,8 @@ export const RULES = [
   },
   { layer: 'Express & its router', url: pkg(['express', 'router', 'path-to-regexp', 'finalhandler', 'qs', 'body-parser', 'parseurl', 'send', 'serve-static', 'on-finished']) },
   // Global middlewares, each its own line.
-  { layer: 'middleware: request id', url: own('/common/request-id') },
-  { layer: 'middleware: security headers', url: own('/common/http-edge|/edge') },
+  { layer: 'middleware: request id', url: own('/http/request-id') },
+  { layer: 'middleware: security headers', url: own('/http/http-edge|/edge') },
   { layer: 'middleware: security headers', url: pkg(['helmet']) },
   { layer: 'middleware: CORS', url: pkg(['cors']) },
   { layer: 'middleware: request logging (nestjs-pino, pino-http)', url: pkg(['nestjs-pino', 'pino-http']) },
@@ -60,7 +60,7 @@ export const RULES = [
   { layer: 'interceptor: json-response', url: own('json-response\\.interceptor') },
   { layer: 'interceptor: idempotency', url: own('/idempotency/') },
   { layer: 'interceptors (other)', url: own('interceptor') },
-  { layer: 'validation pipe (+ class-validator, class-transformer)', url: own('validation\\.pipe|/common/validators|parse-pet-id\\.pipe|/dto/') },
+  { layer: 'validation pipe (+ class-validator, class-transformer)', url: own('validation\\.pipe|/http/validators|parse-pet-id\\.pipe|/dto/') },
   { layer: 'validation pipe (+ class-validator, class-transformer)', url: /\/node_modules\/@nestjs\/common\/pipes\// },
   { layer: 'validation pipe (+ class-validator, class-transformer)', url: pkg(['class-validator', 'class-transformer', 'validator', 'libphonenumber-js']) },
   { layer: 'exception filter', url: own('all-exceptions') },

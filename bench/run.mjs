@@ -488,8 +488,8 @@ async function createDatabase() {
 
 async function migrateAndSeed(databaseUrl) {
   const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
-  if (existsSync(path.join(DIST, 'prisma/migrate.main.js'))) {
-    execFileSync(process.execPath, [path.join(DIST, 'prisma/migrate.main.js')], {
+  if (existsSync(path.join(DIST, 'database/migrate.main.js'))) {
+    execFileSync(process.execPath, [path.join(DIST, 'database/migrate.main.js')], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,13 +3,13 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from 'node:http';
 import { AppModule, AppModuleOptions } from './app.module.js';
-import { principalOf } from './auth/auth.service.js';
-import { answerClientErrors } from './common/client-errors.js';
-import { corsOptions, requestEdge, testDelayMiddleware } from './common/http-edge.js';
-import { JsonExpressAdapter } from './common/json-express.adapter.js';
-import { routeTemplate } from './common/route-template.js';
+import { answerClientErrors } from './http/client-errors.js';
+import { corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
+import { JsonExpressAdapter } from './http/json-express.adapter.js';
+import { recordedContext } from './http/request-context.js';
+import { routeTemplate } from './http/route-template.js';
 import { AppConfig, loadConfig } from './config/config.js';
-import { ShutdownService } from './health/shutdown.service.js';
+import { ShutdownService } from './lifecycle/shutdown.service.js';
 import { AppLogger } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { mountOpenApi } from './openapi/openapi.js';
@@ -35,6 +35,8 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
       () => metrics.requestStarted(),
       (req, res, durationMs) => {
         metrics.requestFinished(req, res, durationMs);
+        const recorded = recordedContext(req);
+        if (recorded?.databaseError) metrics.databaseError(recorded.databaseError);
         logger.access({
           requestId: req.id as string,
           method: req.method,
@@ -43,7 +45,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
           status: res.writableFinished ? res.statusCode : undefined,
           durationMs: Math.round(durationMs * 100) / 100,
           ip: req.ip,
-          keyId: principalOf(req)?.keyId,
+          keyId: recorded?.principal?.keyId,
         });
       },
     ),

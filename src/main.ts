@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { onShutdownSignals } from './health/graceful-shutdown.js';
+import { onShutdownSignals } from './lifecycle/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
   let config;

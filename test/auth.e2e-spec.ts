@@ -8,7 +8,7 @@ import { generateApiKey } from '../src/auth/api-key-format.js';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { AuthMode, declaredAuthMode } from '../src/auth/auth-mode.js';
 import { DEV_KEY_NAME } from '../src/auth/dev-key.js';
-import { PrismaService } from '../src/prisma/prisma.service.js';
+import { PrismaService } from '../src/database/prisma.service.js';
 import { issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
 

@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pg from 'pg';
 import request from 'supertest';
-import { PrismaService } from '../src/prisma/prisma.service.js';
+import { PrismaService } from '../src/database/prisma.service.js';
 import { issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 import { redisEnv } from './support/redis-env.js';

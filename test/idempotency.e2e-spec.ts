@@ -3,7 +3,7 @@ import request from 'supertest';
 import { IdempotencyService, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TIMEOUT_MS } from '../src/idempotency/idempotency.service.js';
 import { hashApiKey } from '../src/auth/api-key-format.js';
 import { requestFingerprint } from '../src/idempotency/idempotency-key.js';
-import { PrismaService } from '../src/prisma/prisma.service.js';
+import { PrismaService } from '../src/database/prisma.service.js';
 import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
 

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { readMigrations } from '../src/prisma/migrator.js';
+import { readMigrations } from '../src/database/migrator.js';
 import { buildService } from './support/built-service.js';
 import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
 
-/** The migrate command as the container image runs it: `node dist/prisma/migrate.main.js`. */
+/** The migrate command as the container image runs it: `node dist/database/migrate.main.js`. */
 function migrateCli(env: Record<string, string>): { status: number | null; out: string } {
   const script = path.join(path.dirname(buildService()), 'prisma', 'migrate.main.js');
   const run = spawnSync(process.execPath, [script], {

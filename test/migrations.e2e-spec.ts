@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { migratePostgres } from '../src/prisma/database.js';
-import { pendingMigrations, readMigrations } from '../src/prisma/migrator.js';
-import { pgClientRunner } from '../src/prisma/sql-runner.js';
+import { migratePostgres } from '../src/database/database.js';
+import { pendingMigrations, readMigrations } from '../src/database/migrator.js';
+import { pgClientRunner } from '../src/database/sql-runner.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 
 const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { stringify } from 'lossless-json';
 import request from 'supertest';
-import { parseJson } from '../src/common/json-codec.js';
+import { parseJson } from '../src/json/json-codec.js';
 import { startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 

@@ -1,6 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { ShutdownService } from '../src/health/shutdown.service.js';
+import { ShutdownService } from '../src/lifecycle/shutdown.service.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { issueApiKey, startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';

@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiBearerAuth } from '@nestjs/swagger';
-import { ApiErrorResponses } from '../common/api-responses.decorator.js';
+import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
 import { AUTH_MODE, AuthMode } from './auth-mode.js';
 
 /** Name of the HTTP bearer security scheme in the OpenAPI document. */

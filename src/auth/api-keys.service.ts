@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { PrismaService } from '../prisma/prisma.service.js';
+import { PrismaService } from '../database/prisma.service.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
 import { PLANS, Plan } from './auth.types.js';
 import { limitsFor, MAX_CUSTOM_LIMIT } from './plans.js';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Request } from 'express';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { loadConfig } from '../config/config.js';
 import { generateApiKey, hashApiKey } from './api-key-format.js';
 import type { ApiKeysService, StoredApiKey } from './api-keys.service.js';

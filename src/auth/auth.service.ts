@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../common/api-error.js';
+import { ApiError } from '../errors/api-error.js';
+import { requestContext } from '../http/request-context.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { hashesEqual, isWellFormedApiKey, memoizedKeyHasher } from './api-key-format.js';
@@ -9,13 +10,11 @@ import { ApiKeysService, StoredApiKey } from './api-keys.service.js';
 import type { AuthResult, Principal } from './auth.types.js';
 
 const RESULT = Symbol('animal-store.auth.result');
-const PRINCIPAL = Symbol('animal-store.auth.principal');
 const PRECHECK = Symbol('animal-store.auth.precheck');
 const HASH = Symbol('animal-store.auth.hash');
 
 type AuthRequest = Request & {
   [RESULT]?: AuthResult | Promise<AuthResult>;
-  [PRINCIPAL]?: Principal;
   [PRECHECK]?: Precheck;
   [HASH]?: string;
 };
@@ -40,7 +39,7 @@ const UNKNOWN_LOOKUP_QUEUE = 100;
 
 /** The authenticated caller of a request, once AuthService.resolve has accepted its key. */
 export function principalOf(req: Request): Principal | undefined {
-  return (req as AuthRequest)[PRINCIPAL];
+  return requestContext(req).principal as Principal | undefined;
 }
 
 /**
@@ -116,7 +115,7 @@ export class AuthService implements BeforeApplicationShutdown {
     const hash = r[HASH] as string;
     const settled = this.lookup(hash).then((stored) => {
       const result = this.judge(stored, hash);
-      if (result.ok) r[PRINCIPAL] = result.principal;
+      if (result.ok) requestContext(r).principal = result.principal;
       return (r[RESULT] = result);
     });
     r[RESULT] = settled;
@@ -142,7 +141,7 @@ export class AuthService implements BeforeApplicationShutdown {
     const hit = this.found?.get(hash);
     if (hit) {
       const result = this.judge(hit, hash);
-      if (result.ok) r[PRINCIPAL] = result.principal;
+      if (result.ok) requestContext(r).principal = result.principal;
       return result;
     }
     if (this.missing?.has(hash)) return judge(null, hash);

@@ -1,4 +1,4 @@
-import type { ApiError } from '../common/api-error.js';
+import type { ApiError } from '../errors/api-error.js';
 
 /** Plans of API keys (interface, "Request rates by plan"). */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;

@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import type { Database } from '../prisma/database.js';
-import { DATABASE } from '../prisma/prisma.tokens.js';
+import type { Database } from '../database/database.js';
+import { DATABASE } from '../database/prisma.tokens.js';
 import { ApiKeysService } from './api-keys.service.js';
 
 export const DEV_KEY_NAME = 'development key (local use only)';

@@ -3,10 +3,10 @@ import { ApiKeyInfo, ApiKeyInputError, ApiKeysService, checkName, checkPlan } fr
 import type { Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import { AppConfig, ConfigError, loadConfig } from '../config/config.js';
-import { isDatabaseUnavailable } from '../common/database-errors.js';
-import { DataDirLockedError } from '../prisma/data-dir-lock.js';
-import { Database, openEmbedded, openPostgres } from '../prisma/database.js';
-import { PrismaService } from '../prisma/prisma.service.js';
+import { isDatabaseUnavailable } from '../errors/database-errors.js';
+import { DataDirLockedError } from '../database/data-dir-lock.js';
+import { Database, openEmbedded, openPostgres } from '../database/database.js';
+import { PrismaService } from '../database/prisma.service.js';
 
 /**
  * The key tool: `npm run apikey -- <command>`. Issues, lists, revokes and re-plans API keys in

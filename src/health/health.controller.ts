@@ -8,16 +8,16 @@ import {
   HealthIndicatorService,
 } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator.js';
-import { DB_RETRY_AFTER_SECONDS } from '../common/all-exceptions.filter.js';
-import { ApiError } from '../common/api-error.js';
+import { DB_RETRY_AFTER_SECONDS } from '../errors/database-errors.js';
+import { ApiError } from '../errors/api-error.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import type { Database } from '../prisma/database.js';
-import { pendingMigrations } from '../prisma/migrator.js';
-import { DATABASE } from '../prisma/prisma.tokens.js';
+import type { Database } from '../database/database.js';
+import { pendingMigrations } from '../database/migrator.js';
+import { DATABASE } from '../database/prisma.tokens.js';
 import { RedisHealth } from './redis-health.js';
-import { ShutdownService } from './shutdown.service.js';
+import { ShutdownService } from '../lifecycle/shutdown.service.js';
 
 /** The outcome of one readiness check, shared by the probes that asked for it. */
 type Readiness = { ok: true; result: HealthCheckResult } | { ok: false; reasons: string[] };

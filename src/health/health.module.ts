@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health.controller.js';
 import { RedisHealth } from './redis-health.js';
-import { ShutdownService } from './shutdown.service.js';
+import { ShutdownService } from '../lifecycle/shutdown.service.js';
 
 /**
  * Liveness, readiness and the shutdown state they report. Terminus's own logger is off:

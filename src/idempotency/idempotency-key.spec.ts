@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { serializeItem } from 'structured-headers';
-import { ApiError } from '../common/api-error.js';
-import { parseJson } from '../common/json-codec.js';
+import { ApiError } from '../errors/api-error.js';
+import { parseJson } from '../json/json-codec.js';
 import { canonicalJson, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
 
 /** JSON values as a client could send them (int64 as bigints, like the parser returns them). */

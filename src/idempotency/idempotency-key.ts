@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseItem } from 'structured-headers';
-import { ApiError } from '../common/api-error.js';
-import { InexactNumber } from '../common/json-codec.js';
+import { ApiError } from '../errors/api-error.js';
+import { InexactNumber } from '../json/json-codec.js';
 
 /** The request header (contract, "Requests"). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

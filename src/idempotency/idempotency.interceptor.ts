@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of, throwError } from 'rxjs';
-import { principalOf } from '../auth/auth.service.js';
+import { requestContext } from '../http/request-context.js';
 import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
 import { IdempotencyClaim, IdempotencyService } from './idempotency.service.js';
 
@@ -41,7 +41,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const res = context.switchToHttp().getResponse<Response>();
     const key = parseIdempotencyKey(req.headers['idempotency-key']);
     if (key === undefined) return next.handle();
-    const principal = principalOf(req);
+    const principal = requestContext(req).principal;
     // Guards ran first: an operation with @Idempotent is never @Public.
     if (!principal) throw new Error('Idempotency-Key on a request without an authenticated API key');
     const operation = this.reflector.get<string>(IDEMPOTENT_OPERATION, context.getHandler()) ?? `${req.method} ${req.path}`;

@@ -1,22 +1,19 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../common/api-error.js';
-import { Clock } from '../common/clock.js';
-import { stringifyJson } from '../common/json-codec.js';
+import { ApiError } from '../errors/api-error.js';
+import { Clock } from '../time/clock.js';
+import { stringifyJson } from '../json/json-codec.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { PrismaService } from '../prisma/prisma.service.js';
+import { PrismaService } from '../database/prisma.service.js';
 
 /** How long a key is remembered (contract: 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * A claim still in flight after this long belongs to a request that cannot be running any more
  * (its process died, or its connection to the database did): another request with the same key
- * takes it over. Far above the longest a create may take (IDEMPOTENT_TRANSACTION_TIMEOUT_MS).
+ * takes it over. Far above the longest a create may take (WRITE_TRANSACTION.timeout, src/database/transactions.ts).
  */
 export const IN_FLIGHT_TIMEOUT_MS = 60_000;
-/** Bounds of the interactive transaction that creates and completes (see PetsService.create). */
-export const IDEMPOTENT_TRANSACTION_MAX_WAIT_MS = 5_000;
-export const IDEMPOTENT_TRANSACTION_TIMEOUT_MS = 15_000;
 /** Expired keys are deleted this often, at most PURGE_BATCH * PURGE_MAX_BATCHES rows a round. */
 export const PURGE_INTERVAL_MS = 10 * 60_000;
 const PURGE_BATCH = 1_000;

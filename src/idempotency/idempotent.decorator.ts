@@ -1,8 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiHeader, ApiResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiErrorResponses } from '../common/api-responses.decorator.js';
-import { ErrorDto } from '../common/error.dto.js';
+import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
+import { ErrorDto } from '../errors/error.dto.js';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
 import { claimOf, IDEMPOTENT_OPERATION, IdempotencyInterceptor } from './idempotency.interceptor.js';
 

@@ -13,7 +13,7 @@ export async function createAppLogger(config: AppConfig, destination?: Destinati
 
 /**
  * Structured logs: JSON lines on stdout (pretty in development), one access line per request
- * (written by the request edge, src/common/http-edge.ts) and every log of the process:
+ * (written by the request edge, src/http/http-edge.ts) and every log of the process:
  * configureApp makes Nest's Logger write through AppLogger.
  */
 @Global()

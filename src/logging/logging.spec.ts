@@ -3,9 +3,9 @@ import type { HttpAdapterHost } from '@nestjs/core';
 import express from 'express';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { AllExceptionsFilter } from '../common/all-exceptions.filter.js';
-import { requestEdge } from '../common/http-edge.js';
-import { routeTemplate } from '../common/route-template.js';
+import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
+import { requestEdge } from '../http/http-edge.js';
+import { routeTemplate } from '../http/route-template.js';
 import { loadConfig } from '../config/config.js';
 import { AppLogger, MAX_LOGGED_CHARS } from './app-logger.js';
 import { createAppLogger } from './logging.module.js';
@@ -130,7 +130,7 @@ describe('error logs of the exception filter', () => {
     const host = {
       switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }),
     } as unknown as ArgumentsHost;
-    new AllExceptionsFilter({} as HttpAdapterHost, undefined, logger).catch(new Error('kaboom'), host);
+    new AllExceptionsFilter({} as HttpAdapterHost, logger).catch(new Error('kaboom'), host);
     expect(lines).toEqual([
       expect.objectContaining({
         level: 'error',

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ApiError, ErrorBody } from '../common/api-error.js';
+import { ApiError, ErrorBody } from '../errors/api-error.js';
 import type { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { checkMetricsToken, digest } from './metrics-token.guard.js';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PLANS } from '../auth/auth.types.js';
-import { routeTemplate } from '../common/route-template.js';
+import { routeTemplate } from '../http/route-template.js';
 
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';

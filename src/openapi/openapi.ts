@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { BEARER_SCHEME } from '../auth/api-key-auth.decorator.js';
-import { stringifyJson } from '../common/json-codec.js';
+import { stringifyJson } from '../json/json-codec.js';
 import type { AppConfig } from '../config/config.js';
 import { documentRateLimitHeaders } from '../rate-limit/rate-limit.openapi.js';
 

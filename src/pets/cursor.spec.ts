@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { INT64_MAX } from '../common/int64.js';
+import { INT64_MAX } from '../json/int64.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 
 describe('keyset cursor', () => {

@@ -1,4 +1,4 @@
-import { parsePositiveInt64 } from '../common/int64.js';
+import { parsePositiveInt64 } from '../json/int64.js';
 
 /**
  * Keyset cursor of listPets: the id of the last animal on the previous page, so the next page

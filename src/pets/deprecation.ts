@@ -1,7 +1,7 @@
 import { CanActivate, Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from '../common/api-error.js';
-import { Clock } from '../common/clock.js';
+import { ApiError } from '../errors/api-error.js';
+import { Clock } from '../time/clock.js';
 import { Inject } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config.module.js';
 import type { AppConfig } from '../config/config.js';

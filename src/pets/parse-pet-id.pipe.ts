@@ -1,6 +1,6 @@
 import { Injectable, PipeTransform } from '@nestjs/common';
-import { ApiError } from '../common/api-error.js';
-import { parsePositiveInt64 } from '../common/int64.js';
+import { ApiError } from '../errors/api-error.js';
+import { parsePositiveInt64 } from '../json/int64.js';
 
 /** Path parameter petId: a decimal int64 from 1 to 2^63-1, else 400 invalid_parameter. */
 @Injectable()

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
-import { IDEMPOTENT_TRANSACTION_MAX_WAIT_MS, IDEMPOTENT_TRANSACTION_TIMEOUT_MS } from '../idempotency/idempotency.service.js';
-import type { PreparedRead } from '../prisma/database.js';
-import { PrismaService } from '../prisma/prisma.service.js';
+import { WRITE_TRANSACTION } from '../database/transactions.js';
+import type { PreparedRead } from '../database/database.js';
+import { PrismaService } from '../database/prisma.service.js';
 import type { PetStatus } from './pet-status.js';
 
 /** An int64 as the database driver gives it: a number while a double holds it exactly, else a bigint. */
@@ -104,7 +104,7 @@ export class PetsService {
         await alongside(tx, created);
         return created;
       },
-      { maxWait: IDEMPOTENT_TRANSACTION_MAX_WAIT_MS, timeout: IDEMPOTENT_TRANSACTION_TIMEOUT_MS },
+      WRITE_TRANSACTION,
     );
   }
 

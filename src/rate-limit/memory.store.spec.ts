@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SystemClock } from '../common/clock.js';
+import { SystemClock } from '../time/clock.js';
 import { ENTRY_BYTES, MemoryRateLimitStore } from './memory.store.js';
 import { counterName, MAX_SUBJECT_LENGTH } from './rate-limit.store.js';
 import { ConsumeRequest, windowStart, WindowSpec } from './rate-limit.windows.js';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../common/clock.js';
+import type { Clock } from '../time/clock.js';
 import { counterName, RateLimitStore } from './rate-limit.store.js';
 import {
   blockingWindow,

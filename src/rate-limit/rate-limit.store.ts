@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import type { Clock } from '../common/clock.js';
+import type { Clock } from '../time/clock.js';
 import type { ConsumeRequest, ConsumeResult } from './rate-limit.windows.js';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { SystemClock } from '../common/clock.js';
+import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
 import { LEASE_MAX, LEASE_MS, RATE_LIMIT_SCRIPT_SHA, RedisRateLimitStore } from './redis.store.js';

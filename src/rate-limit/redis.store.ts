@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../common/clock.js';
+import type { Clock } from '../time/clock.js';
 import type { MemoryRateLimitStore } from './memory.store.js';
 import { counterName, RateLimitStore } from './rate-limit.store.js';
 import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from './rate-limit.windows.js';

@@ -1,6 +1,6 @@
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
-import { openEmbedded, openPostgres } from '../../src/prisma/database.js';
-import { PrismaService } from '../../src/prisma/prisma.service.js';
+import { openEmbedded, openPostgres } from '../../src/database/database.js';
+import { PrismaService } from '../../src/database/prisma.service.js';
 import type { TestDatabase } from './databases.js';
 
 /**

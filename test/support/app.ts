@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.factory.js';
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { AppModule, AppModuleOptions } from '../../src/app.module.js';
-import { Clock } from '../../src/common/clock.js';
+import { Clock } from '../../src/time/clock.js';
 import type { TestDatabase } from './databases.js';
 
 /** A controllable clock for tests. */

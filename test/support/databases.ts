@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, AppConfig } from '../../src/config/config.js';
-import { migratePostgres, openEmbedded } from '../../src/prisma/database.js';
+import { migratePostgres, openEmbedded } from '../../src/database/database.js';
 
 /**
  * The databases the HTTP tests run against: always the embedded default (a fresh DATA_DIR),

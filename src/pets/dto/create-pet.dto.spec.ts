@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { ApiError } from '../../common/api-error.js';
-import { ApiValidationPipe } from '../../common/api-validation.pipe.js';
-import { INT64_MAX } from '../../common/int64.js';
+import { ApiError } from '../../errors/api-error.js';
+import { ApiValidationPipe } from '../../http/api-validation.pipe.js';
+import { INT64_MAX } from '../../json/int64.js';
 import { PET_STATUSES } from '../pet-status.js';
 import { CreatePetDto } from './create-pet.dto.js';
 

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, Length, Matches, ValidateIf } from 'class-validator';
-import { INT64_MAX } from '../../common/int64.js';
-import { IsPositiveInt64 } from '../../common/validators.js';
+import { INT64_MAX } from '../../json/int64.js';
+import { IsPositiveInt64 } from '../../http/validators.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
 
 /** The request body of createPet (interface, "NewPet"). Unknown fields, `id` included, are refused. */

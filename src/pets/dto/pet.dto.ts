@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { INT64_MAX } from '../../common/int64.js';
+import { INT64_MAX } from '../../json/int64.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
 
 /** int64 bounds of an identifier; the maximum is a bigint, an exact number in the served document. */

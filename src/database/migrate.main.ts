@@ -6,7 +6,7 @@ import { migrate, MigrationResult } from './migrator.js';
 import { pgliteRunner } from './sql-runner.js';
 
 /**
- * The migrate command (`npm run db:migrate`, or `node dist/prisma/migrate.main.js` in the
+ * The migrate command (`npm run db:migrate`, or `node dist/database/migrate.main.js` in the
  * container image): applies pending migrations to DATABASE_URL, or to the embedded database
  * in DATA_DIR when DATABASE_URL is unset, then exits. Deployments run it once as its own job
  * before rolling out the app; the migrator's advisory lock makes concurrent runs safe.

@@ -3,8 +3,8 @@ import * as contentType from 'content-type';
 import type { Request } from 'express';
 import getRawBody from 'raw-body';
 import { Observable } from 'rxjs';
-import { ApiError } from './api-error.js';
-import { JsonSyntaxError, parseJson } from './json-codec.js';
+import { ApiError } from '../errors/api-error.js';
+import { JsonSyntaxError, parseJson } from '../json/json-codec.js';
 
 /** Largest accepted request body (contract: 16 KiB, else 413). */
 export const MAX_BODY_BYTES = 16 * 1024;

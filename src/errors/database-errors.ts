@@ -1,3 +1,6 @@
+/** Seconds a client should wait before retrying while the database is unreachable. */
+export const DB_RETRY_AFTER_SECONDS = 5;
+
 /**
  * Recognises "the database is unreachable right now" among the errors Prisma, its driver
  * adapters and pg raise, so the filter can answer 503 (retryable) rather than 500.
@@ -26,7 +29,7 @@ const MESSAGES = [
   /Client has encountered a connection error/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /PGlite is closed/i,
-  // pg's client-side query_timeout (src/prisma/database.ts): the server stopped answering.
+  // pg's client-side query_timeout (src/database/database.ts): the server stopped answering.
   /query read timeout/i,
 ];
 

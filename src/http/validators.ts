@@ -1,5 +1,5 @@
 import { registerDecorator, ValidationOptions } from 'class-validator';
-import { toPositiveInt64 } from './int64.js';
+import { toPositiveInt64 } from '../json/int64.js';
 
 /** A JSON integer from 1 to 2^63-1: a safe number or an exact bigint; never a string or boolean. */
 export function IsPositiveInt64(options?: ValidationOptions): PropertyDecorator {

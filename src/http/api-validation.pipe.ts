@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
-import { ApiError, ErrorDetail } from './api-error.js';
+import { ApiError, ErrorDetail } from '../errors/api-error.js';
 
 /**
  * The global ValidationPipe, speaking the contract's error codes: a bad body is 400

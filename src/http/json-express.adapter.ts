@@ -1,7 +1,7 @@
 import { StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Response } from 'express';
-import { stringifyJson } from './json-codec.js';
+import { stringifyJson } from '../json/json-codec.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

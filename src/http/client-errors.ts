@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorBody, ErrorCode } from './api-error.js';
+import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
 
 /**
  * Requests Node's HTTP server refuses before any route sees them: headers over the size limit

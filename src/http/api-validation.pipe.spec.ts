@@ -1,5 +1,5 @@
 import { ListPetsQueryDto } from '../pets/dto/list-pets-query.dto.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { ApiValidationPipe } from './api-validation.pipe.js';
 
 const query = { type: 'query', metatype: ListPetsQueryDto, data: undefined } as const;

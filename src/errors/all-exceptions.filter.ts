@@ -2,13 +2,11 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AppLogger } from '../logging/app-logger.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
-import { isDatabaseUnavailable } from './database-errors.js';
-import { allowedMethods } from './route-table.js';
+import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-errors.js';
+import { requestContext } from '../http/request-context.js';
+import { allowedMethods } from '../framework/route-table.js';
 
-/** Seconds a client should wait before retrying while the database is unreachable. */
-export const DB_RETRY_AFTER_SECONDS = 5;
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'validation_failed',
@@ -35,7 +33,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    @Optional() private readonly metrics?: MetricsService,
     @Optional() private readonly appLogger?: AppLogger,
   ) {}
 
@@ -60,7 +57,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private toApiError(exception: unknown, req: Request): ApiError {
     if (exception instanceof ApiError) return exception;
     if (isDatabaseUnavailable(exception)) {
-      this.metrics?.databaseError('unavailable');
+      requestContext(req).databaseError = 'unavailable';
       this.log(req, 'warn', `database unavailable: ${describe(exception)}`);
       return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
         'Retry-After': String(DB_RETRY_AFTER_SECONDS),
@@ -84,7 +81,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const code = CODE_BY_STATUS[status] ?? (status >= 400 && status < 500 ? 'validation_failed' : 'internal_error');
       return new ApiError(status, code, statusMessage(exception));
     }
-    if (isDatabaseError(exception)) this.metrics?.databaseError('query');
+    if (isDatabaseError(exception)) requestContext(req).databaseError = 'query';
     this.log(req, 'error', `unhandled error on ${req.method} ${req.path}: ${describe(exception)}`, exception);
     return internal();
   }

@@ -1,0 +1,37 @@
+import type { Request } from 'express';
+
+/** Who sent a request, once its API key is verified (the auth feature's Principal is one). */
+export interface RequestPrincipal {
+  /** ApiKey id: stable, safe to log and to scope records by. */
+  readonly keyId: string;
+  readonly plan: string;
+}
+
+/** Why a request met the database's failure, for database_errors_total (set by the exception filter). */
+export type DatabaseErrorKind = 'unavailable' | 'query';
+
+/**
+ * What the service learns about one request as it passes through, in one typed place: written
+ * by the layer that knows it, read by the others (the access log, metrics, idempotency scoping)
+ * without their importing each other. The request id stays `req.id`, where Express middleware
+ * and log tooling expect it.
+ */
+export interface RequestContext {
+  /** Set by auth when the request's API key is valid. */
+  principal?: RequestPrincipal;
+  /** Set by the exception filter when the request failed on the database. */
+  databaseError?: DatabaseErrorKind;
+}
+
+const CONTEXT = Symbol('animal-store.request-context');
+type WithContext = Request & { [CONTEXT]?: RequestContext };
+
+/** The context of a request (made on first use). */
+export function requestContext(req: Request): RequestContext {
+  return ((req as WithContext)[CONTEXT] ??= {});
+}
+
+/** The context of a request if anything was recorded, without making one (the finish hook). */
+export function recordedContext(req: Request): RequestContext | undefined {
+  return (req as WithContext)[CONTEXT];
+}
