@@ -18,6 +18,6 @@ describe('apikey tool', () => {
     const err: string[] = [];
     const code = await runApiKeyTool(['list'], { out: () => {}, err: (t) => err.push(t), env: { API_KEY_CACHE_TTL_MS: '9000' } });
     expect(code).toBe(78);
-    expect(err.join('')).toContain('API_KEY_CACHE_TTL_MS');
+    expect(err.join('')).toMatch(/^configuration error: [^\n]*API_KEY_CACHE_TTL_MS[^\n]*\n$/);
   });
 });
