@@ -4,7 +4,8 @@ import { openPostgres } from './pg-database.js';
 import type { SqlRunner } from './sql-runner.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
-export { openEmbedded, migrateEmbedded } from './embedded-database.js';
+// The drivers' own openers, for the tests and tools that need one in particular.
+export { openEmbedded } from './embedded-database.js';
 export { openPostgres, migratePostgres } from './pg-database.js';
 
 type DriverAdapter = NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>;
