@@ -1,20 +1,12 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';
-import { ConfigError, loadConfig } from './config/config.js';
+import { EX_CONFIG, loadConfigOrReport } from './config/exit-on-config-error.js';
 import { onShutdownSignals } from './lifecycle/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport();
+  if (!config) process.exit(EX_CONFIG);
   const app = await createApp({ config });
   onShutdownSignals(app, config);
   await app.listen(config.port, config.host);

@@ -1,9 +1,7 @@
-import { PGlite } from '@electric-sql/pglite';
-import { AppConfig, ConfigError, loadConfig } from '../config/config.js';
-import { acquireDataDirLock } from './data-dir-lock.js';
-import { migratePostgres } from './database.js';
-import { migrate, MigrationResult } from './migrator.js';
-import { pgliteRunner } from './sql-runner.js';
+import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
+import { migrateEmbedded } from './embedded-database.js';
+import type { MigrationResult } from './migrator.js';
+import { migratePostgres } from './pg-database.js';
 
 /**
  * The migrate command (`npm run db:migrate`, or `node dist/database/migrate.main.js` in the
@@ -13,16 +11,8 @@ import { pgliteRunner } from './sql-runner.js';
  * Exit status: 0 done, 1 failed, 78 bad configuration.
  */
 async function main(): Promise<number> {
-  let config: AppConfig;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`configuration error: ${err.message}`);
-      return 78; // EX_CONFIG
-    }
-    throw err;
-  }
+  const config = loadConfigOrReport();
+  if (!config) return EX_CONFIG;
   const log = (msg: string): void => console.log(msg);
   let result: MigrationResult;
   try {
@@ -31,7 +21,8 @@ async function main(): Promise<number> {
       result = await migratePostgres(config, log);
     } else {
       log(`DATABASE_URL is not set: migrating the embedded database in ${config.dataDir} from ${config.migrationsDir}`);
-      result = await migrateEmbedded(config, log);
+      // Refuses while a server holds the directory (PGlite is one process at a time).
+      result = await migrateEmbedded(config, log, 'animal-store migrate');
     }
   } catch (err) {
     console.error(`migration failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -43,21 +34,6 @@ async function main(): Promise<number> {
     log(`applied ${result.applied.length} migration(s): ${result.applied.join(', ')}`);
   }
   return 0;
-}
-
-async function migrateEmbedded(config: AppConfig, log: (msg: string) => void): Promise<MigrationResult> {
-  // Refuses while a server holds the directory (PGlite is one process at a time).
-  const lock = acquireDataDirLock(config.dataDir, 'animal-store migrate');
-  try {
-    const db = await PGlite.create(config.dataDir);
-    try {
-      return await migrate(pgliteRunner(db), config.migrationsDir, log);
-    } finally {
-      await db.close();
-    }
-  } finally {
-    lock.release();
-  }
 }
 
 /** Host, port and database of a connection string, never its password. */

@@ -1,7 +1,7 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { AppConfig } from '../config/config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { openEmbedded, openPostgres, Database } from './database.js';
+import { Database, openDatabase } from './database.js';
 import { PrismaService } from './prisma.service.js';
 import { DATABASE } from './prisma.tokens.js';
 
@@ -13,12 +13,8 @@ import { DATABASE } from './prisma.tokens.js';
       inject: [APP_CONFIG],
       useFactory: async (config: AppConfig): Promise<Database> => {
         const logger = new Logger('Database');
-        if (config.databaseUrl) {
-          logger.log('using PostgreSQL at DATABASE_URL');
-          return openPostgres(config);
-        }
-        logger.log(`using the embedded database in ${config.dataDir}`);
-        return openEmbedded(config, (m) => logger.log(m), 'animal-store server');
+        logger.log(config.databaseUrl ? 'using PostgreSQL at DATABASE_URL' : `using the embedded database in ${config.dataDir}`);
+        return openDatabase(config, (m) => logger.log(m), 'animal-store server');
       },
     },
     PrismaService,

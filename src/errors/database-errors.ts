@@ -29,7 +29,7 @@ const MESSAGES = [
   /Client has encountered a connection error/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /PGlite is closed/i,
-  // pg's client-side query_timeout (src/database/database.ts): the server stopped answering.
+  // pg's client-side query_timeout (src/database/pool.ts): the server stopped answering.
   /query read timeout/i,
 ];
 

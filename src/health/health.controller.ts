@@ -1,32 +1,10 @@
-import { Controller, Get, Inject, Logger, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import {
-  HealthCheck,
-  HealthCheckResult,
-  HealthCheckService,
-  HealthIndicatorResult,
-  HealthIndicatorService,
-} from '@nestjs/terminus';
+import { HealthCheck, HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator.js';
 import { DB_RETRY_AFTER_SECONDS } from '../errors/database-errors.js';
 import { ApiError } from '../errors/api-error.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import { MetricsService } from '../metrics/metrics.service.js';
-import type { Database } from '../database/database.js';
-import { pendingMigrations } from '../database/migrator.js';
-import { DATABASE } from '../database/prisma.tokens.js';
-import { RedisHealth } from './redis-health.js';
-import { ShutdownService } from '../lifecycle/shutdown.service.js';
-
-/** The outcome of one readiness check, shared by the probes that asked for it. */
-type Readiness = { ok: true; result: HealthCheckResult } | { ok: false; reasons: string[] };
-
-/** What a client may read about each failed check (details go to the log, not the response). */
-const FAILURE_MESSAGES: Record<string, string> = {
-  database: 'the database is unreachable',
-  migrations: 'database migrations are not applied',
-};
+import { HealthService } from './health.service.js';
 
 /**
  * Liveness and readiness for the load balancer and orchestrator; outside /v1, no API key,
@@ -45,22 +23,7 @@ const FAILURE_MESSAGES: Record<string, string> = {
 @Public()
 @Controller()
 export class HealthController {
-  private readonly logger = new Logger('Readiness');
-  private wasReady?: boolean;
-  private redisError?: string;
-  /** The readiness check under way, if any, and the last outcome with when it was known. */
-  private pending?: Promise<Readiness>;
-  private last?: { at: number; value: Readiness };
-
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly indicators: HealthIndicatorService,
-    private readonly shutdown: ShutdownService,
-    private readonly redis: RedisHealth,
-    private readonly metrics: MetricsService,
-    @Inject(DATABASE) private readonly db: Database,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly health: HealthService) {}
 
   @Get('healthz')
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
@@ -71,92 +34,14 @@ export class HealthController {
   @Get('readyz')
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
   async ready(): Promise<HealthCheckResult> {
-    if (this.shutdown.isShuttingDown) throw unavailable('The instance is shutting down.');
-    const readiness = await this.readiness();
-    if (readiness.ok) return readiness.result;
-    throw unavailable(`The instance is not ready: ${readiness.reasons.join('; ')}.`);
-  }
-
-  /**
-   * The readiness every probe shares: computed by at most one check at a time (probes arriving
-   * meanwhile wait for it), and its outcome reused for READINESS_CACHE_MS after it finished.
-   * A probe needs no key and is not limited, so without this each one would cost three queries
-   * on the health check's single connection, a directory read and file reads: a flood of probes
-   * would starve the balancer's own and turn healthy instances unready.
-   */
-  private readiness(): Promise<Readiness> {
-    if (this.last && performance.now() - this.last.at < this.config.readinessCacheMs) return Promise.resolve(this.last.value);
-    this.pending ??= this.compute()
-      .then((value) => {
-        this.last = { at: performance.now(), value };
-        return value;
-      })
-      .finally(() => (this.pending = undefined));
-    return this.pending;
-  }
-
-  private async compute(): Promise<Readiness> {
-    const timeout = this.config.readinessTimeoutMs;
-    try {
-      const result = await this.health.check([
-        () =>
-          this.indicators
-            .check('database')
-            .attempt(() => this.databaseAnswers())
-            .withTimeout(timeout),
-        () =>
-          this.indicators
-            .check('migrations')
-            .attempt(() => this.migrationsApplied())
-            .withTimeout(timeout),
-        ...(this.redis.configured ? [() => this.redisStatus()] : []),
-      ]);
-      this.transition(true);
-      return { ok: true, result };
-    } catch (err) {
-      if (!(err instanceof ServiceUnavailableException)) throw err;
-      const failed = (err.getResponse() as HealthCheckResult).error ?? {};
-      if (failed.database) this.metrics.databaseError('unavailable');
-      this.transition(false, failed);
-      return { ok: false, reasons: Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`) };
-    }
-  }
-
-  private async databaseAnswers(): Promise<void> {
-    await this.db.withRunner((sql) => sql.query('SELECT 1'));
-  }
-
-  private async migrationsApplied(): Promise<void> {
-    const pending = await this.db.withRunner((sql) => pendingMigrations(sql, this.config.migrationsDir));
-    if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
-  }
-
-  private async redisStatus(): Promise<HealthIndicatorResult<'redis'>> {
-    const check = this.indicators.check('redis');
-    try {
-      await this.redis.ping();
-      this.redisError = undefined;
-      return check.up();
-    } catch (err) {
-      // The reason goes to the log (once per new reason), never to the public body.
-      const reason = (err as Error).message;
-      if (reason !== this.redisError) this.logger.warn(`redis: ${reason}; rate limits count per instance`);
-      this.redisError = reason;
-      return check.degraded({ message: 'unreachable; rate limits count per instance' });
-    }
-  }
-
-  /** Logs when readiness changes, with the reasons, rather than on every probe. */
-  private transition(ready: boolean, failed: Partial<HealthIndicatorResult> = {}): void {
-    if (this.wasReady === ready) return;
-    this.wasReady = ready;
-    if (ready) {
-      this.logger.log('ready');
-    } else {
-      const details = Object.entries(failed).map(
-        ([key, value]) => `${key}: ${String(value?.message ?? value?.status)}`,
-      );
-      this.logger.warn(`not ready: ${details.join('; ')}`);
+    const readiness = await this.health.readiness();
+    switch (readiness.status) {
+      case 'ready':
+        return readiness.result;
+      case 'shutting-down':
+        throw unavailable('The instance is shutting down.');
+      case 'not-ready':
+        throw unavailable(`The instance is not ready: ${readiness.reasons.join('; ')}.`);
     }
   }
 }

@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { DatabaseIndicator } from './database.indicator.js';
 import { HealthController } from './health.controller.js';
+import { HealthService } from './health.service.js';
+import { MigrationsIndicator } from './migrations.indicator.js';
 import { RedisHealth } from './redis-health.js';
+import { RedisIndicator } from './redis.indicator.js';
 import { ShutdownService } from '../lifecycle/shutdown.service.js';
 
 /**
@@ -11,7 +15,7 @@ import { ShutdownService } from '../lifecycle/shutdown.service.js';
 @Module({
   imports: [TerminusModule.forRoot({ logger: false })],
   controllers: [HealthController],
-  providers: [ShutdownService, RedisHealth],
+  providers: [ShutdownService, RedisHealth, DatabaseIndicator, MigrationsIndicator, RedisIndicator, HealthService],
   exports: [ShutdownService],
 })
 export class HealthModule {}

@@ -12,15 +12,13 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency.service.js';
 import { Idempotent, IdempotencyClaimParam } from '../idempotency/idempotent.decorator.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 import { SunsetGuard, GET_PET_SUNSET } from './deprecation.js';
 import { CreatePetDto } from './dto/create-pet.dto.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { PetDto } from './dto/pet.dto.js';
+import { nextPageLink, pageRequest } from './paging.js';
 import { ParsePetIdPipe } from './parse-pet-id.pipe.js';
 import { Pet, PetsService } from './pets.service.js';
-
-const DEFAULT_LIMIT = 20;
 
 @ApiTags('pets')
 @ApiExtraModels(PetDto)
@@ -43,23 +41,10 @@ export class PetsController {
   })
   @ApiErrorResponses(400)
   async list(@Query() query: ListPetsQueryDto, @Res({ passthrough: true }) res: Response): Promise<Pet[]> {
-    const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
-    let after: bigint | undefined;
-    if (query.cursor !== undefined) {
-      after = decodeCursor(query.cursor) ?? undefined;
-      if (after === undefined) {
-        throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this service issued.', [
-          { field: 'cursor', message: 'cursor is not a cursor this service issued' },
-        ]);
-      }
-    }
-    const page = await this.pets.list(limit, query.status, after);
-    if (page.nextAfter !== null) {
-      const params = new URLSearchParams({ limit: String(limit) });
-      if (query.status) params.set('status', query.status);
-      params.set('cursor', encodeCursor(page.nextAfter));
-      res.setHeader('Link', `<${this.config.publicBaseUrl}/pets?${params.toString()}>; rel="next"`);
-    }
+    const request = pageRequest(query);
+    const page = await this.pets.list(request);
+    const link = nextPageLink(this.config.publicBaseUrl, request, page.nextAfter);
+    if (link !== undefined) res.setHeader('Link', link);
     return page.pets;
   }
 

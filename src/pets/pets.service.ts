@@ -3,6 +3,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
 import type { PreparedRead } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
+import type { PageRequest } from './paging.js';
 import type { PetStatus } from './pet-status.js';
 
 /** An int64 as the database driver gives it: a number while a double holds it exactly, else a bigint. */
@@ -66,7 +67,7 @@ export class PetsService {
    * server and maps every row (README, "Performance"). The statements are constants with
    * bound parameters (PET_SQL); writes stay with Prisma.
    */
-  async list(limit: number, status?: PetStatus, after?: bigint): Promise<PetPage> {
+  async list({ limit, status, after }: PageRequest): Promise<PetPage> {
     const take = limit + 1;
     const db = this.prisma.database;
     const rows =

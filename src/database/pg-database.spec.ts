@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseInt8 } from './database.js';
+import { parseInt8 } from './pg-database.js';
 
 describe('parseInt8', () => {
   it('gives every int64 exactly: a number while a double holds it, else a bigint (property)', () => {

@@ -1,0 +1,122 @@
+import { parseArgs } from 'node:util';
+import { ApiKeyInputError, checkName, checkPlan } from '../auth/api-keys.service.js';
+import type { Plan } from '../auth/auth.types.js';
+import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
+
+/** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */
+export const USAGE = `Usage: npm run apikey -- <command> [options]
+
+Commands:
+  create --name NAME --plan PLAN [--per-minute N --per-day N] [--json]
+        Issue a key. The key is shown once; only its hash is stored.
+  list [--json]
+        All keys in order of creation (never the key itself).
+  revoke ID [--json]
+        Revoke a key; every instance refuses it within API_KEY_CACHE_TTL_MS (under 5 s).
+  set-plan ID PLAN [--per-minute N --per-day N] [--json]
+        Move a key to another plan.
+
+PLAN is free (60/min, 1000/day), pro (300/min, 10000/day), business (1000/min,
+100000/day) or enterprise, which needs its own --per-minute and --per-day.
+--json prints one JSON value on one line.
+
+The database is DATABASE_URL when set, else the embedded database in DATA_DIR (which
+must not be in use by a running server).
+`;
+
+export class UsageError extends Error {}
+
+export type Command =
+  | { kind: 'help' }
+  | { kind: 'create'; name: string; plan: Plan; perMinute?: number; perDay?: number; json: boolean }
+  | { kind: 'list'; json: boolean }
+  | { kind: 'revoke'; id: bigint; json: boolean }
+  | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean };
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+
+const LIMIT_OPTIONS: OptionSpec = { 'per-minute': { type: 'string' }, 'per-day': { type: 'string' } };
+const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> = {
+  create: { options: { name: { type: 'string' }, plan: { type: 'string' }, ...LIMIT_OPTIONS }, positionals: [] },
+  list: { options: {}, positionals: [] },
+  revoke: { options: {}, positionals: ['ID'] },
+  'set-plan': { options: LIMIT_OPTIONS, positionals: ['ID', 'PLAN'] },
+};
+
+function limit(flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,9}$/.test(raw) || Number(raw) > MAX_CUSTOM_LIMIT) {
+    throw new UsageError(`--${flag} must be a whole number from 1 to ${MAX_CUSTOM_LIMIT}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function keyId(raw: string): bigint {
+  if (!/^[1-9][0-9]{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
+    throw new UsageError(`ID must be the number of a key (see list), got "${raw}"`);
+  }
+  return BigInt(raw);
+}
+
+/** Parses the tool's arguments; throws UsageError for anything it cannot run. */
+export function parseCommand(argv: string[]): Command {
+  const [name, ...rest] = argv;
+  if (name === undefined) throw new UsageError('a command is required');
+  if (name === 'help' || name === '--help' || name === '-h') return { kind: 'help' };
+  const spec = COMMANDS[name];
+  if (!spec) throw new UsageError(`unknown command "${name}"`);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { ...spec.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals, tokens } = parsed;
+  if (values.help) return { kind: 'help' };
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once`);
+    seen.add(token.name);
+  }
+  if (positionals.length !== spec.positionals.length) {
+    const want = spec.positionals.length === 0 ? 'no arguments' : spec.positionals.join(' ');
+    throw new UsageError(`${name} takes ${want}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}`);
+  }
+  const json = values.json === true;
+  const str = (key: string): string | undefined => (values as Record<string, string | boolean | undefined>)[key] as string | undefined;
+  try {
+    switch (name) {
+      case 'create': {
+        const keyName = str('name');
+        const plan = str('plan');
+        if (keyName === undefined) throw new UsageError('create needs --name');
+        if (plan === undefined) throw new UsageError('create needs --plan');
+        const limits = checkPlan(plan, limit('per-minute', str('per-minute')), limit('per-day', str('per-day')));
+        return { kind: 'create', name: checkName(keyName), ...withLimits(limits), json };
+      }
+      case 'list':
+        return { kind: 'list', json };
+      case 'revoke':
+        return { kind: 'revoke', id: keyId(positionals[0]), json };
+      default: {
+        const id = keyId(positionals[0]);
+        const limits = checkPlan(positionals[1], limit('per-minute', str('per-minute')), limit('per-day', str('per-day')));
+        return { kind: 'set-plan', id, ...withLimits(limits), json };
+      }
+    }
+  } catch (err) {
+    if (err instanceof ApiKeyInputError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function withLimits(l: { plan: Plan; perMinute: number | null; perDay: number | null }) {
+  return { plan: l.plan, perMinute: l.perMinute ?? undefined, perDay: l.perDay ?? undefined };
+}

@@ -1,0 +1,66 @@
+import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
+import type { AppConfig } from '../config/config.js';
+import { openDatabase } from '../database/database.js';
+import { PrismaService } from '../database/prisma.service.js';
+import type { Command } from './apikey.args.js';
+
+/** A command the tool runs against the database (everything but help). */
+export type Operation = Exclude<Command, { kind: 'help' }>;
+
+/** What an operation did, for the output to show. */
+export type Outcome =
+  | { kind: 'create'; info: ApiKeyInfo; key: string }
+  | { kind: 'list'; keys: ApiKeyInfo[] }
+  | { kind: 'revoke'; info: ApiKeyInfo; alreadyRevoked: boolean }
+  | { kind: 'set-plan'; info: ApiKeyInfo };
+
+/** The key an operation names does not exist. */
+export class NoSuchKeyError extends Error {
+  constructor(id: bigint) {
+    super(`no API key has id ${id}`);
+  }
+}
+
+/** The api_keys table of the configured database, as the server's own service reaches it. */
+export interface KeyStore {
+  keys: ApiKeysService;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database the configuration selects, as the server does (the embedded DATA_DIR is
+ * locked and migrated; `notes` receives the migration notes).
+ */
+export async function openKeyStore(config: AppConfig, notes: (msg: string) => void): Promise<KeyStore> {
+  const db = await openDatabase(config, notes, 'apikey tool');
+  const prisma = new PrismaService(db);
+  return {
+    keys: new ApiKeysService(prisma, config),
+    async close() {
+      try {
+        await prisma.$disconnect();
+      } finally {
+        await db.close();
+      }
+    },
+  };
+}
+
+export async function perform(op: Operation, keys: ApiKeysService): Promise<Outcome> {
+  switch (op.kind) {
+    case 'create':
+      return { kind: 'create', ...(await keys.create(op)) };
+    case 'list':
+      return { kind: 'list', keys: await keys.list() };
+    case 'revoke': {
+      const done = await keys.revoke(op.id);
+      if (!done) throw new NoSuchKeyError(op.id);
+      return { kind: 'revoke', ...done };
+    }
+    case 'set-plan': {
+      const info = await keys.setPlan(op.id, op.plan, op.perMinute, op.perDay);
+      if (!info) throw new NoSuchKeyError(op.id);
+      return { kind: 'set-plan', info };
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { AppConfig } from '../config/config.js';
+import { acquireDataDirLock, DataDirLock } from './data-dir-lock.js';
+import type { Database, PreparedRead } from './database.js';
+import { migrate, MigrationResult } from './migrator.js';
+import { pgliteRunner } from './sql-runner.js';
+
+/** The embedded PGlite in DATA_DIR, locked for this process and migrated on open. */
+export async function openEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
+  const { db, lock } = await openMigrated(config, log, purpose);
+  return {
+    kind: 'embedded',
+    adapter: new PrismaPGlite(db),
+    withRunner: (fn) => fn(pgliteRunner(db)),
+    // PGlite returns int8 as bigint already.
+    read: async <T>(statement: PreparedRead, params: readonly unknown[]) =>
+      (await db.query<T>(statement.text, params as unknown[])).rows,
+    close: () => closeEmbedded(db, lock),
+  };
+}
+
+/** Applies pending migrations to the embedded database in DATA_DIR and closes it (the migrate command). */
+export async function migrateEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<MigrationResult> {
+  const { db, lock, migrations } = await openMigrated(config, log, purpose);
+  await closeEmbedded(db, lock);
+  return migrations;
+}
+
+/**
+ * The one way into DATA_DIR: take its lock (PGlite is one process at a time, so this refuses
+ * while a server or a tool holds it), open PGlite there and apply the pending migrations. On
+ * failure it gives back what it took before throwing.
+ */
+async function openMigrated(
+  config: AppConfig,
+  log: (msg: string) => void,
+  purpose?: string,
+): Promise<{ db: PGlite; lock: DataDirLock; migrations: MigrationResult }> {
+  const lock = acquireDataDirLock(config.dataDir, purpose);
+  let db: PGlite | undefined;
+  try {
+    db = await PGlite.create(config.dataDir);
+    const migrations = await migrate(pgliteRunner(db), config.migrationsDir, log);
+    return { db, lock, migrations };
+  } catch (err) {
+    // The failure to report is err, not whatever closing a half-opened database says.
+    await (db ? closeEmbedded(db, lock) : Promise.resolve(lock.release())).catch(() => {});
+    throw err;
+  }
+}
+
+async function closeEmbedded(db: PGlite, lock: DataDirLock): Promise<void> {
+  try {
+    if (!db.closed) await db.close();
+  } finally {
+    lock.release();
+  }
+}

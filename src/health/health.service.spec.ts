@@ -1,0 +1,124 @@
+import { Test } from '@nestjs/testing';
+import { TerminusModule } from '@nestjs/terminus';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { AppConfig } from '../config/config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import type { Database } from '../database/database.js';
+import { DATABASE } from '../database/prisma.tokens.js';
+import type { SqlRunner } from '../database/sql-runner.js';
+import { ShutdownService } from '../lifecycle/shutdown.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { DatabaseIndicator } from './database.indicator.js';
+import { HealthService } from './health.service.js';
+import { MigrationsIndicator } from './migrations.indicator.js';
+import { RedisHealth } from './redis-health.js';
+import { RedisIndicator } from './redis.indicator.js';
+
+/** A database whose `SELECT 1` waits for the test to answer it; no migrations are pending. */
+class FakeDatabase {
+  readonly probes: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  private readonly waiters: (() => void)[] = [];
+
+  withRunner<T>(fn: (sql: SqlRunner) => Promise<T>): Promise<T> {
+    return fn({
+      query: async <R>(sql: string): Promise<R[]> => {
+        if (sql.includes('to_regclass')) return [{ t: '_prisma_migrations' }] as R[];
+        if (sql !== 'SELECT 1') return [];
+        await new Promise<void>((resolve, reject) => {
+          this.probes.push({ resolve, reject });
+          this.waiters.splice(0).forEach((w) => w());
+        });
+        return [{}] as R[];
+      },
+      exec: async () => {},
+    });
+  }
+
+  /** Resolves once `count` probes have reached the database. */
+  async probed(count: number): Promise<void> {
+    while (this.probes.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+}
+
+async function service(cacheMs: number) {
+  const db = new FakeDatabase();
+  const shutdown = { isShuttingDown: false };
+  const metrics = { databaseError: jest.fn() };
+  const config = { readinessCacheMs: cacheMs, readinessTimeoutMs: 60_000, migrationsDir: mkdtempSync(path.join(tmpdir(), 'migrations-')) };
+  const moduleRef = await Test.createTestingModule({
+    imports: [TerminusModule.forRoot({ logger: false })],
+    providers: [
+      HealthService,
+      DatabaseIndicator,
+      MigrationsIndicator,
+      RedisIndicator,
+      { provide: RedisHealth, useValue: { configured: false } },
+      { provide: ShutdownService, useValue: shutdown },
+      { provide: MetricsService, useValue: metrics },
+      { provide: DATABASE, useValue: db as unknown as Database },
+      { provide: APP_CONFIG, useValue: config as unknown as AppConfig },
+    ],
+  })
+    .setLogger({ log() {}, error() {}, warn() {} })
+    .compile();
+  return { health: moduleRef.get(HealthService), db, shutdown, metrics };
+}
+
+const READY = {
+  status: 'ready',
+  result: expect.objectContaining({ status: 'ok', details: { database: expect.objectContaining({ status: 'up' }), migrations: expect.objectContaining({ status: 'up' }) } }),
+};
+
+describe('HealthService readiness', () => {
+  it('runs one check for the probes that arrive while it is under way, and gives each its outcome', async () => {
+    const { health, db } = await service(0);
+    const first = health.readiness();
+    const second = health.readiness();
+    await db.probed(1);
+    db.probes[0].resolve();
+    expect(await first).toEqual(READY);
+    expect(db.probes).toHaveLength(1);
+    expect(await second).toEqual(READY);
+  });
+
+  it('reuses an outcome for READINESS_CACHE_MS, and checks again without a cache', async () => {
+    const cached = await service(3_600_000);
+    const answered = cached.health.readiness();
+    await cached.db.probed(1);
+    cached.db.probes[0].resolve();
+    await answered;
+    expect(await cached.health.readiness()).toEqual(READY);
+    expect(cached.db.probes).toHaveLength(1);
+
+    const uncached = await service(0);
+    const one = uncached.health.readiness();
+    await uncached.db.probed(1);
+    uncached.db.probes[0].resolve();
+    await one;
+    const two = uncached.health.readiness();
+    await uncached.db.probed(2);
+    uncached.db.probes[1].resolve();
+    expect(await two).toEqual(READY);
+  });
+
+  it('names a failed database without its details, and counts it', async () => {
+    const { health, db, metrics } = await service(0);
+    const answered = health.readiness();
+    await db.probed(1);
+    db.probes[0].reject(new Error('connect ECONNREFUSED 10.0.0.5:5432'));
+    expect(await answered).toEqual({ status: 'not-ready', reasons: ['the database is unreachable'] });
+    expect(metrics.databaseError).toHaveBeenCalledWith('unavailable');
+  });
+
+  it('reports shutting down at once, over a cached ready outcome', async () => {
+    const { health, db, shutdown } = await service(3_600_000);
+    const answered = health.readiness();
+    await db.probed(1);
+    db.probes[0].resolve();
+    expect(await answered).toEqual(READY);
+    shutdown.isShuttingDown = true;
+    expect(await health.readiness()).toEqual({ status: 'shutting-down' });
+  });
+});

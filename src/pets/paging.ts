@@ -1,0 +1,41 @@
+import { ApiError } from '../errors/api-error.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
+import type { PetStatus } from './pet-status.js';
+import type { Int64 } from './pets.service.js';
+
+const DEFAULT_LIMIT = 20;
+
+/** The page listPets asks for: at most `limit` animals (with `status`, if given) after id `after`. */
+export interface PageRequest {
+  limit: number;
+  status?: PetStatus;
+  after?: bigint;
+}
+
+/** The page a validated listPets query asks for; 400 invalid_parameter for a cursor not issued here. */
+export function pageRequest(query: ListPetsQueryDto): PageRequest {
+  const limit = query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit);
+  let after: bigint | undefined;
+  if (query.cursor !== undefined) {
+    after = decodeCursor(query.cursor) ?? undefined;
+    if (after === undefined) {
+      throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this service issued.', [
+        { field: 'cursor', message: 'cursor is not a cursor this service issued' },
+      ]);
+    }
+  }
+  return { limit, status: query.status, after };
+}
+
+/**
+ * The RFC 8288 `Link` header to the page after this one (same limit and filter, the cursor after
+ * `nextAfter`), or undefined on the last page.
+ */
+export function nextPageLink(publicBaseUrl: string, request: PageRequest, nextAfter: Int64 | null): string | undefined {
+  if (nextAfter === null) return undefined;
+  const params = new URLSearchParams({ limit: String(request.limit) });
+  if (request.status) params.set('status', request.status);
+  params.set('cursor', encodeCursor(nextAfter));
+  return `<${publicBaseUrl}/pets?${params.toString()}>; rel="next"`;
+}
