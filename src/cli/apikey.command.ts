@@ -3,6 +3,7 @@ import { ApiKeyInfo, ApiKeyInputError, ApiKeysService, checkName, checkPlan } fr
 import type { Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import { AppConfig, ConfigError, loadConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { Database, openEmbedded, openPostgres } from '../database/database.js';
@@ -218,7 +219,7 @@ async function execute(cmd: Exclude<Command, { kind: 'help' }>, keys: ApiKeysSer
   }
 }
 
-async function open(config: AppConfig, io: Io): Promise<Database> {
+async function open(config: DatabaseConfig, io: Io): Promise<Database> {
   if (config.databaseUrl) return openPostgres(config);
   // Migration notes go to stderr, so that --json output stays one clean line.
   return openEmbedded(config, (m) => io.err(`${m}\n`), 'apikey tool');
@@ -248,14 +249,14 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
   }
   let db: Database;
   try {
-    db = await open(config, io);
+    db = await open(config.database, io);
   } catch (err) {
     io.err(`apikey: ${err instanceof DataDirLockedError ? err.message : `cannot open the database: ${(err as Error).message}`}\n`);
     return 1;
   }
   const prisma = new PrismaService(db);
   try {
-    await execute(cmd, new ApiKeysService(prisma, config), io);
+    await execute(cmd, new ApiKeysService(prisma, config.apiKeys), io);
     return 0;
   } catch (err) {
     io.err(`apikey: ${explain(err)}\n`);

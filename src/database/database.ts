@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import type { AppConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import { acquireDataDirLock, DataDirLock } from './data-dir-lock.js';
 import { migrate } from './migrator.js';
 import { pgClientRunner, pgliteRunner, SqlRunner } from './sql-runner.js';
@@ -50,7 +50,7 @@ const INT8_RESULTS: pg.CustomTypesConfig = {
     oid === pg.types.builtins.INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-export async function openEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
+export async function openEmbedded(config: DatabaseConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
   const lock: DataDirLock = acquireDataDirLock(config.dataDir, purpose);
   let db: PGlite;
   try {
@@ -77,7 +77,7 @@ export async function openEmbedded(config: AppConfig, log: (msg: string) => void
   };
 }
 
-export function openPostgres(config: AppConfig): Database {
+export function openPostgres(config: DatabaseConfig): Database {
   const poolConfig: pg.PoolConfig = {
     connectionString: config.databaseUrl,
     max: config.dbPoolMax,
@@ -149,7 +149,7 @@ function resilientPool(config: pg.PoolConfig): pg.Pool {
 }
 
 /** Applies migrations to DATABASE_URL on one dedicated connection (the migrate command). */
-export async function migratePostgres(config: AppConfig, log: (msg: string) => void) {
+export async function migratePostgres(config: DatabaseConfig, log: (msg: string) => void) {
   const client = new pg.Client({
     connectionString: config.databaseUrl,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,

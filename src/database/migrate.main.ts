@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import { AppConfig, ConfigError, loadConfig } from '../config/config.js';
+import { ConfigError, loadConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { migratePostgres } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
@@ -13,9 +14,10 @@ import { pgliteRunner } from './sql-runner.js';
  * Exit status: 0 done, 1 failed, 78 bad configuration.
  */
 async function main(): Promise<number> {
-  let config: AppConfig;
+  let config: DatabaseConfig;
   try {
-    config = loadConfig();
+    // Every slice, not just the database's: a bad value anywhere is found before a deployment's first step.
+    config = loadConfig().database;
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`configuration error: ${err.message}`);
@@ -45,7 +47,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-async function migrateEmbedded(config: AppConfig, log: (msg: string) => void): Promise<MigrationResult> {
+async function migrateEmbedded(config: DatabaseConfig, log: (msg: string) => void): Promise<MigrationResult> {
   // Refuses while a server holds the directory (PGlite is one process at a time).
   const lock = acquireDataDirLock(config.dataDir, 'animal-store migrate');
   try {

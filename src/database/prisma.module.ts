@@ -1,6 +1,5 @@
 import { Global, Logger, Module } from '@nestjs/common';
-import { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { openEmbedded, openPostgres, Database } from './database.js';
 import { PrismaService } from './prisma.service.js';
 import { DATABASE } from './prisma.tokens.js';
@@ -10,8 +9,8 @@ import { DATABASE } from './prisma.tokens.js';
   providers: [
     {
       provide: DATABASE,
-      inject: [APP_CONFIG],
-      useFactory: async (config: AppConfig): Promise<Database> => {
+      inject: [databaseConfig.token],
+      useFactory: async (config: DatabaseConfig): Promise<Database> => {
         const logger = new Logger('Database');
         if (config.databaseUrl) {
           logger.log('using PostgreSQL at DATABASE_URL');

@@ -10,8 +10,8 @@ import {
 import { Public } from '../auth/public.decorator.js';
 import { DB_RETRY_AFTER_SECONDS } from '../errors/database-errors.js';
 import { ApiError } from '../errors/api-error.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { healthConfig, type HealthConfig } from '../config/health.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { Database } from '../database/database.js';
 import { pendingMigrations } from '../database/migrator.js';
@@ -59,7 +59,8 @@ export class HealthController {
     private readonly redis: RedisHealth,
     private readonly metrics: MetricsService,
     @Inject(DATABASE) private readonly db: Database,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(healthConfig.token) private readonly config: HealthConfig,
+    @Inject(databaseConfig.token) private readonly database: DatabaseConfig,
   ) {}
 
   @Get('healthz')
@@ -127,7 +128,7 @@ export class HealthController {
   }
 
   private async migrationsApplied(): Promise<void> {
-    const pending = await this.db.withRunner((sql) => pendingMigrations(sql, this.config.migrationsDir));
+    const pending = await this.db.withRunner((sql) => pendingMigrations(sql, this.database.migrationsDir));
     if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
   }
 
