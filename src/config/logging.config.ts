@@ -12,6 +12,7 @@ export const loggingConfig = defineConfig('logging', (env, use) => {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
       nodeEnv === 'test' ? 'warn' : 'info',
     ),
+    /** Development logs are pretty-printed; the logger reads the environment here, not from the runtime slice. */
     nodeEnv,
   };
 });
