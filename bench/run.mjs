@@ -497,7 +497,8 @@ async function migrateAndSeed(databaseUrl) {
   } else {
     const { loadConfig } = await distModule('config/config.js');
     const { migratePostgres } = await distModule('prisma/database.js');
-    await migratePostgres(loadConfig({ DATABASE_URL: databaseUrl }), () => {});
+    const config = loadConfig({ DATABASE_URL: databaseUrl });
+    await migratePostgres(config.database ?? config, () => {}); // per-slice configuration, or the flat one of older versions
   }
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
@@ -542,8 +543,9 @@ async function explainReads(databaseUrl, petSql) {
 async function seedEmbedded(dataDir) {
   const { loadConfig } = await distModule('config/config.js');
   const { openEmbedded } = await distModule('prisma/database.js');
+  const config = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN });
   const db = await openEmbedded(
-    loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN }),
+    config.database ?? config, // per-slice configuration, or the flat one of older versions
     () => {},
     'benchmark seeding',
   );
@@ -590,9 +592,13 @@ function issueKey(env) {
   throw new Error(`the apikey tool printed no key:\n${out}`);
 }
 
+/** Whether the service reads a variable: src/config/config.ts, or since configuration is per slice, any file of src/config. */
 function configSupports(variable) {
   try {
-    return readFileSync(path.join(ROOT, 'src/config/config.ts'), 'utf8').includes(`'${variable}'`);
+    const dir = path.join(ROOT, 'src/config');
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
+      .some((f) => readFileSync(path.join(dir, f), 'utf8').includes(`'${variable}'`));
   } catch {
     return false;
   }

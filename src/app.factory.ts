@@ -8,7 +8,8 @@ import { corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.
 import { JsonExpressAdapter } from './http/json-express.adapter.js';
 import { recordedContext } from './http/request-context.js';
 import { routeTemplate } from './http/route-template.js';
-import { AppConfig, loadConfig } from './config/config.js';
+import { loadConfig } from './config/config.js';
+import type { ServerConfig } from './config/server.config.js';
 import { ShutdownService } from './lifecycle/shutdown.service.js';
 import { AppLogger } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
@@ -21,7 +22,7 @@ import { mountOpenApi } from './openapi/openapi.js';
 export function configureApp(app: INestApplication, options: AppModuleOptions): void {
   const config = options.config ?? loadConfig();
   const express = app as NestExpressApplication;
-  express.set('trust proxy', config.trustProxy);
+  express.set('trust proxy', config.server.trustProxy);
   express.disable('x-powered-by');
   express.set('etag', false);
   // Every log of the process goes through pino: JSON lines, pretty in development.
@@ -50,10 +51,10 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
       },
     ),
   );
-  if (config.corsOrigins.length > 0) app.enableCors(corsOptions(config));
-  if (config.testDelayHeader) app.use(testDelayMiddleware());
-  configureServer(app, config);
-  mountOpenApi(app, config);
+  if (config.cors.corsOrigins.length > 0) app.enableCors(corsOptions(config.cors));
+  if (config.server.testDelayHeader) app.use(testDelayMiddleware());
+  configureServer(app, config.server);
+  mountOpenApi(app, config.publicUrls);
   // Signals are handled by main.ts (onShutdownSignals): drain first, then close the app.
 }
 
@@ -62,7 +63,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
  * not this server, closes idle connections (no 502 from a race); the headers and request
  * timeouts stop slow clients from holding sockets. Requests are tracked for the shutdown drain.
  */
-function configureServer(app: INestApplication, config: AppConfig): void {
+function configureServer(app: INestApplication, config: ServerConfig): void {
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   server.headersTimeout = config.headersTimeoutMs;

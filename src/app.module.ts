@@ -38,7 +38,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule,
-        MetricsModule.forRoot(config),
+        MetricsModule.forRoot(config.metrics),
         PrismaModule,
         AuthModule,
         RateLimitModule,

@@ -8,9 +8,10 @@ async function bootstrap(): Promise<void> {
   const config = loadConfigOrReport();
   if (!config) process.exit(EX_CONFIG);
   const app = await createApp({ config });
-  onShutdownSignals(app, config);
-  await app.listen(config.port, config.host);
-  new Logger('Main').log(`Animal Store API listening on http://${config.host}:${config.port} (public base ${config.publicBaseUrl})`);
+  onShutdownSignals(app, config.shutdown);
+  const { host, port } = config.server;
+  await app.listen(port, host);
+  new Logger('Main').log(`Animal Store API listening on http://${host}:${port} (public base ${config.publicUrls.publicBaseUrl})`);
 }
 
 bootstrap().catch((err: unknown) => {

@@ -38,7 +38,7 @@ describeIfPg('migrations on PostgreSQL', () => {
   });
 
   it('is idempotent and safe when several migrators run at once', async () => {
-    const results = await Promise.all([1, 2, 3, 4].map(() => migratePostgres(db.config(), () => {})));
+    const results = await Promise.all([1, 2, 3, 4].map(() => migratePostgres(db.config().database, () => {})));
     for (const r of results) expect(r.applied).toEqual([]);
     const count = await client.query('SELECT count(*)::int AS n FROM _prisma_migrations');
     expect(count.rows[0].n).toBe((await readMigrations('prisma/migrations')).length);
@@ -48,7 +48,7 @@ describeIfPg('migrations on PostgreSQL', () => {
     const fresh = await createTestDatabase('postgres', { migrate: false });
     try {
       const all = await readMigrations('prisma/migrations');
-      const results = await Promise.all([1, 2, 3].map(() => migratePostgres(fresh.config(), () => {})));
+      const results = await Promise.all([1, 2, 3].map(() => migratePostgres(fresh.config().database, () => {})));
       // Every migration applied by exactly one of the racing migrators.
       expect(results.flatMap((r) => r.applied).sort()).toEqual(all.map((m) => m.name).sort());
       const c = new pg.Client({ connectionString: fresh.env.DATABASE_URL });

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
 import { PLANS, Plan } from './auth.types.js';
@@ -124,7 +123,7 @@ export class ApiKeysService {
 
   constructor(
     private readonly prisma: PrismaService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
   ) {}
 
   /** Called with the hash of a key revoked or re-planned by this process (cache invalidation). */

@@ -27,7 +27,8 @@ function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stor
     touch: jest.fn(async () => {}),
     onKeyChanged: jest.fn(),
   };
-  const auth = new AuthService(keys as unknown as ApiKeysService, loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env }));
+  const config = loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env });
+  const auth = new AuthService(keys as unknown as ApiKeysService, config.apiKeys, config.database);
   return { keys, auth };
 }
 

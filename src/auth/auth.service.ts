@@ -3,8 +3,8 @@ import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { requestContext } from '../http/request-context.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { hashesEqual, isWellFormedApiKey, memoizedKeyHasher } from './api-key-format.js';
 import { ApiKeysService, StoredApiKey } from './api-keys.service.js';
 import type { AuthResult, Principal } from './auth.types.js';
@@ -76,7 +76,8 @@ export class AuthService implements BeforeApplicationShutdown {
 
   constructor(
     private readonly keys: ApiKeysService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(apiKeysConfig.token) config: ApiKeysConfig,
+    @Inject(databaseConfig.token) database: DatabaseConfig,
   ) {
     const ttl = config.apiKeyCacheTtlMs;
     if (ttl > 0) {
@@ -85,7 +86,7 @@ export class AuthService implements BeforeApplicationShutdown {
     }
     keys.onKeyChanged((hash) => this.forget(hash));
     this.hash = memoizedKeyHasher(config.apiKeyPepper, CACHE_MAX);
-    this.unknownLookups = new Semaphore(Math.max(1, Math.floor(config.dbPoolMax / 2)), UNKNOWN_LOOKUP_QUEUE);
+    this.unknownLookups = new Semaphore(Math.max(1, Math.floor(database.dbPoolMax / 2)), UNKNOWN_LOOKUP_QUEUE);
   }
 
   /**

@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import type { Database } from '../database/database.js';
 import { DATABASE } from '../database/prisma.tokens.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -19,7 +18,7 @@ export class DevKeyIssuer implements OnApplicationBootstrap {
   constructor(
     private readonly keys: ApiKeysService,
     @Inject(DATABASE) private readonly db: Database,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(runtimeConfig.token) private readonly config: RuntimeConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

@@ -32,10 +32,10 @@ export interface KeyStore {
  * locked and migrated; `notes` receives the migration notes).
  */
 export async function openKeyStore(config: AppConfig, notes: (msg: string) => void): Promise<KeyStore> {
-  const db = await openDatabase(config, notes, 'apikey tool');
+  const db = await openDatabase(config.database, notes, 'apikey tool');
   const prisma = new PrismaService(db);
   return {
-    keys: new ApiKeysService(prisma, config),
+    keys: new ApiKeysService(prisma, config.apiKeys),
     async close() {
       try {
         await prisma.$disconnect();

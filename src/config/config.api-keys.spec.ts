@@ -2,16 +2,16 @@ import { ConfigError, loadConfig } from './config.js';
 
 describe('API key configuration', () => {
   it('defaults to plain SHA-256 and a 2 s cache', () => {
-    const c = loadConfig({});
+    const c = loadConfig({}).apiKeys;
     expect(c.apiKeyPepper).toBeUndefined();
     expect(c.apiKeyCacheTtlMs).toBe(2000);
   });
 
   it('reads a pepper and a cache TTL below 5 s', () => {
-    const c = loadConfig({ API_KEY_PEPPER: 's'.repeat(40), API_KEY_CACHE_TTL_MS: '4999' });
+    const c = loadConfig({ API_KEY_PEPPER: 's'.repeat(40), API_KEY_CACHE_TTL_MS: '4999' }).apiKeys;
     expect(c.apiKeyPepper).toBe('s'.repeat(40));
     expect(c.apiKeyCacheTtlMs).toBe(4999);
-    expect(loadConfig({ API_KEY_CACHE_TTL_MS: '0' }).apiKeyCacheTtlMs).toBe(0);
+    expect(loadConfig({ API_KEY_CACHE_TTL_MS: '0' }).apiKeys.apiKeyCacheTtlMs).toBe(0);
   });
 
   it.each([

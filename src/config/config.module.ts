@@ -1,18 +1,14 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
-import { AppConfig, loadConfig } from './config.js';
+import { DynamicModule, Global, Module, Provider } from '@nestjs/common';
+import { AppConfig, CONFIG_SLICES, loadConfig } from './config.js';
 
-/** Injection token of the validated configuration. */
-export const APP_CONFIG = Symbol('APP_CONFIG');
-
+/** Provides each configuration slice under its own token (`@Inject(serverConfig.token)`). */
 @Global()
 @Module({})
 export class ConfigModule {
-  /** The validated configuration; loaded from process.env unless one is given (tests). */
-  static forRoot(config?: AppConfig): DynamicModule {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: APP_CONFIG, useFactory: (): AppConfig => config ?? loadConfig() }],
-      exports: [APP_CONFIG],
-    };
+  /** Loaded from process.env unless a configuration is given (main.ts loads it first; tests). */
+  static forRoot(config: AppConfig = loadConfig()): DynamicModule {
+    const slices = Object.entries(CONFIG_SLICES) as [keyof AppConfig, (typeof CONFIG_SLICES)[keyof AppConfig]][];
+    const providers: Provider[] = slices.map(([key, slice]) => ({ provide: slice.token, useValue: config[key] }));
+    return { module: ConfigModule, providers, exports: slices.map(([, slice]) => slice.token) };
   }
 }

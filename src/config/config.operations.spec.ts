@@ -3,31 +3,30 @@ import { ConfigError, loadConfig } from './config.js';
 describe('configuration of operations', () => {
   it('defaults: no drain delay outside production, 5 s in production; keep-alive above balancer idle', () => {
     const dev = loadConfig({});
-    expect(dev).toEqual(
+    expect(dev.shutdown).toEqual(expect.objectContaining({ shutdownDelayMs: 0, shutdownTimeoutMs: 10_000 }));
+    expect(dev.server).toEqual(
       expect.objectContaining({
-        shutdownDelayMs: 0,
-        shutdownTimeoutMs: 10_000,
         keepAliveTimeoutMs: 65_000,
         headersTimeoutMs: 30_000,
         requestTimeoutMs: 60_000,
         connectionsCheckIntervalMs: 30_000,
-        readinessTimeoutMs: 2000,
-        metricsToken: undefined,
-        corsOrigins: [],
         testDelayHeader: false,
       }),
     );
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464' }).shutdownDelayMs).toBe(5000);
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464', SHUTDOWN_DELAY_MS: '0' }).shutdownDelayMs).toBe(0);
-    expect(dev.readinessCacheMs).toBe(1000);
+    expect(dev.health).toEqual(expect.objectContaining({ readinessTimeoutMs: 2000 }));
+    expect(dev.metrics).toEqual(expect.objectContaining({ metricsToken: undefined }));
+    expect(dev.cors).toEqual(expect.objectContaining({ corsOrigins: [] }));
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464' }).shutdown.shutdownDelayMs).toBe(5000);
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464', SHUTDOWN_DELAY_MS: '0' }).shutdown.shutdownDelayMs).toBe(0);
+    expect(dev.health.readinessCacheMs).toBe(1000);
   });
 
   it('reads CORS_ORIGINS as a list of exact origins, or *', () => {
-    expect(loadConfig({ CORS_ORIGINS: ' https://a.example.com, http://localhost:5173 ' }).corsOrigins).toEqual([
+    expect(loadConfig({ CORS_ORIGINS: ' https://a.example.com, http://localhost:5173 ' }).cors.corsOrigins).toEqual([
       'https://a.example.com',
       'http://localhost:5173',
     ]);
-    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).cors.corsOrigins).toEqual(['*']);
     for (const bad of ['https://a.example.com/', 'a.example.com', 'ftp://a.example.com', '*,https://a.example.com']) {
       expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(ConfigError);
     }
@@ -40,12 +39,12 @@ describe('configuration of operations', () => {
   });
 
   it('allows the test delay header only under NODE_ENV=test', () => {
-    expect(loadConfig({ NODE_ENV: 'test', ENABLE_TEST_DELAY: 'true' }).testDelayHeader).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test', ENABLE_TEST_DELAY: 'true' }).server.testDelayHeader).toBe(true);
     expect(() => loadConfig({ NODE_ENV: 'production', ENABLE_TEST_DELAY: 'true' })).toThrow(/ENABLE_TEST_DELAY/);
   });
 
   it('wants a METRICS_TOKEN of at least 16 characters, without echoing it', () => {
-    expect(loadConfig({ METRICS_TOKEN: 'x'.repeat(16) }).metricsToken).toBe('x'.repeat(16));
+    expect(loadConfig({ METRICS_TOKEN: 'x'.repeat(16) }).metrics.metricsToken).toBe('x'.repeat(16));
     expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(
       /METRICS_TOKEN must be at least 16 characters long, got 12$/,
     );
@@ -53,9 +52,9 @@ describe('configuration of operations', () => {
 
   it('wants METRICS_TOKEN or METRICS_PORT in production; METRICS_PORT is a port other than PORT', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/^METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/);
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: 'x'.repeat(16) }).metricsPort).toBeUndefined();
-    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464' }).metricsPort).toBe(9464);
-    expect(loadConfig({}).metricsPort).toBeUndefined();
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_TOKEN: 'x'.repeat(16) }).metrics.metricsPort).toBeUndefined();
+    expect(loadConfig({ NODE_ENV: 'production', METRICS_PORT: '9464' }).metrics.metricsPort).toBe(9464);
+    expect(loadConfig({}).metrics.metricsPort).toBeUndefined();
     expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(/^METRICS_PORT must differ from PORT/);
     expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/^METRICS_PORT must be between 1 and 65535/);
   });

@@ -4,11 +4,11 @@ import { ConfigError, loadConfig, redactUrl } from './config.js';
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment: embedded database on port 3000', () => {
     const c = loadConfig({});
-    expect(c.port).toBe(3000);
-    expect(c.databaseUrl).toBeUndefined();
-    expect(c.dataDir).toBe('./data');
-    expect(c.publicBaseUrl).toBe('http://localhost:3000/v1');
-    expect(c.trustProxy).toBe(false);
+    expect(c.server.port).toBe(3000);
+    expect(c.database.databaseUrl).toBeUndefined();
+    expect(c.database.dataDir).toBe('./data');
+    expect(c.publicUrls.publicBaseUrl).toBe('http://localhost:3000/v1');
+    expect(c.server.trustProxy).toBe(false);
   });
 
   it('reads and normalises values', () => {
@@ -18,10 +18,10 @@ describe('loadConfig', () => {
       PUBLIC_BASE_URL: 'https://api.example.com/v1/',
       TRUST_PROXY: '2',
     });
-    expect(c.port).toBe(8080);
-    expect(c.databaseUrl).toBe('postgresql://u@db:5432/x');
-    expect(c.publicBaseUrl).toBe('https://api.example.com/v1');
-    expect(c.trustProxy).toBe(2);
+    expect(c.server.port).toBe(8080);
+    expect(c.database.databaseUrl).toBe('postgresql://u@db:5432/x');
+    expect(c.publicUrls.publicBaseUrl).toBe('https://api.example.com/v1');
+    expect(c.server.trustProxy).toBe(2);
   });
 
   it.each([
@@ -42,11 +42,11 @@ describe('loadConfig', () => {
   });
 
   it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {
-    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).server.trustProxy).toBe(true);
     expect(() => loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', METRICS_TOKEN: 'x'.repeat(16) })).toThrow(
       /^TRUST_PROXY=true .*number of proxies.*subnets/,
     );
-    expect(loadConfig({ NODE_ENV: 'production', TRUST_PROXY: '1', METRICS_TOKEN: 'x'.repeat(16) }).trustProxy).toBe(1);
+    expect(loadConfig({ NODE_ENV: 'production', TRUST_PROXY: '1', METRICS_TOKEN: 'x'.repeat(16) }).server.trustProxy).toBe(1);
   });
 
   it.each([

@@ -1,4 +1,4 @@
-import type { AppConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import { openEmbedded } from './embedded-database.js';
 import { openPostgres } from './pg-database.js';
 import type { SqlRunner } from './sql-runner.js';
@@ -39,6 +39,6 @@ export interface PreparedRead {
  * Opens the database the configuration selects. `log` receives the embedded database's
  * migration notes; `purpose` names the holder in DATA_DIR's lock (shown to whoever it refuses).
  */
-export async function openDatabase(config: AppConfig, log: (msg: string) => void, purpose: string): Promise<Database> {
+export async function openDatabase(config: DatabaseConfig, log: (msg: string) => void, purpose: string): Promise<Database> {
   return config.databaseUrl ? openPostgres(config) : openEmbedded(config, log, purpose);
 }

@@ -1,13 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import type { AppConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import { acquireDataDirLock, DataDirLock } from './data-dir-lock.js';
 import type { Database, PreparedRead } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
 import { pgliteRunner } from './sql-runner.js';
 
 /** The embedded PGlite in DATA_DIR, locked for this process and migrated on open. */
-export async function openEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
+export async function openEmbedded(config: DatabaseConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
   const { db, lock } = await openMigrated(config, log, purpose);
   return {
     kind: 'embedded',
@@ -21,7 +21,7 @@ export async function openEmbedded(config: AppConfig, log: (msg: string) => void
 }
 
 /** Applies pending migrations to the embedded database in DATA_DIR and closes it (the migrate command). */
-export async function migrateEmbedded(config: AppConfig, log: (msg: string) => void, purpose?: string): Promise<MigrationResult> {
+export async function migrateEmbedded(config: DatabaseConfig, log: (msg: string) => void, purpose?: string): Promise<MigrationResult> {
   const { db, lock, migrations } = await openMigrated(config, log, purpose);
   await closeEmbedded(db, lock);
   return migrations;
@@ -33,7 +33,7 @@ export async function migrateEmbedded(config: AppConfig, log: (msg: string) => v
  * failure it gives back what it took before throwing.
  */
 async function openMigrated(
-  config: AppConfig,
+  config: DatabaseConfig,
   log: (msg: string) => void,
   purpose?: string,
 ): Promise<{ db: PGlite; lock: DataDirLock; migrations: MigrationResult }> {

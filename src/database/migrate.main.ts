@@ -11,7 +11,7 @@ import { migratePostgres } from './pg-database.js';
  * Exit status: 0 done, 1 failed, 78 bad configuration.
  */
 async function main(): Promise<number> {
-  const config = loadConfigOrReport();
+  const config = loadConfigOrReport()?.database;
   if (!config) return EX_CONFIG;
   const log = (msg: string): void => console.log(msg);
   let result: MigrationResult;

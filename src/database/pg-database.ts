@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import type { AppConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import type { Database, PreparedRead } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
 import { poolConfig, resilientPool, withPoolClient } from './pool.js';
@@ -23,7 +23,7 @@ const INT8_RESULTS: pg.CustomTypesConfig = {
 };
 
 /** PostgreSQL at DATABASE_URL, through a pool (Prisma and the hot path's reads) and a health pool. */
-export function openPostgres(config: AppConfig): Database {
+export function openPostgres(config: DatabaseConfig): Database {
   const settings = poolConfig(config);
   const pool = resilientPool(settings);
   // A separate small pool for health checks keeps readiness honest when the main pool is busy.
@@ -51,7 +51,7 @@ export function openPostgres(config: AppConfig): Database {
 }
 
 /** Applies migrations to DATABASE_URL on one dedicated connection (the migrate command). */
-export async function migratePostgres(config: AppConfig, log: (msg: string) => void): Promise<MigrationResult> {
+export async function migratePostgres(config: DatabaseConfig, log: (msg: string) => void): Promise<MigrationResult> {
   const client = new pg.Client({
     connectionString: config.databaseUrl,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,

@@ -1,8 +1,8 @@
 import pg from 'pg';
-import type { AppConfig } from '../config/config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 
 /** The pool settings of DATABASE_URL: size, and bounds on connecting and on every query. */
-export function poolConfig(config: AppConfig): pg.PoolConfig {
+export function poolConfig(config: DatabaseConfig): pg.PoolConfig {
   return {
     connectionString: config.databaseUrl,
     max: config.dbPoolMax,

@@ -1,6 +1,5 @@
 import { Global, Logger, Module } from '@nestjs/common';
-import { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { Database, openDatabase } from './database.js';
 import { PrismaService } from './prisma.service.js';
 import { DATABASE } from './prisma.tokens.js';
@@ -10,8 +9,8 @@ import { DATABASE } from './prisma.tokens.js';
   providers: [
     {
       provide: DATABASE,
-      inject: [APP_CONFIG],
-      useFactory: async (config: AppConfig): Promise<Database> => {
+      inject: [databaseConfig.token],
+      useFactory: async (config: DatabaseConfig): Promise<Database> => {
         const logger = new Logger('Database');
         logger.log(config.databaseUrl ? 'using PostgreSQL at DATABASE_URL' : `using the embedded database in ${config.dataDir}`);
         return openDatabase(config, (m) => logger.log(m), 'animal-store server');

@@ -3,8 +3,8 @@ import { TerminusModule } from '@nestjs/terminus';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { healthConfig, type HealthConfig } from '../config/health.config.js';
 import type { Database } from '../database/database.js';
 import { DATABASE } from '../database/prisma.tokens.js';
 import type { SqlRunner } from '../database/sql-runner.js';
@@ -46,7 +46,8 @@ async function service(cacheMs: number) {
   const db = new FakeDatabase();
   const shutdown = { isShuttingDown: false };
   const metrics = { databaseError: jest.fn() };
-  const config = { readinessCacheMs: cacheMs, readinessTimeoutMs: 60_000, migrationsDir: mkdtempSync(path.join(tmpdir(), 'migrations-')) };
+  const health: HealthConfig = { readinessCacheMs: cacheMs, readinessTimeoutMs: 60_000 };
+  const database = { migrationsDir: mkdtempSync(path.join(tmpdir(), 'migrations-')) };
   const moduleRef = await Test.createTestingModule({
     imports: [TerminusModule.forRoot({ logger: false })],
     providers: [
@@ -58,7 +59,8 @@ async function service(cacheMs: number) {
       { provide: ShutdownService, useValue: shutdown },
       { provide: MetricsService, useValue: metrics },
       { provide: DATABASE, useValue: db as unknown as Database },
-      { provide: APP_CONFIG, useValue: config as unknown as AppConfig },
+      { provide: healthConfig.token, useValue: health },
+      { provide: databaseConfig.token, useValue: database as DatabaseConfig },
     ],
   })
     .setLogger({ log() {}, error() {}, warn() {} })

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorResult } from '@nestjs/terminus';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { healthConfig, type HealthConfig } from '../config/health.config.js';
 import { ShutdownService } from '../lifecycle/shutdown.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { DatabaseIndicator } from './database.indicator.js';
@@ -42,7 +41,7 @@ export class HealthService {
     private readonly redis: RedisIndicator,
     private readonly shutdown: ShutdownService,
     private readonly metrics: MetricsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(healthConfig.token) private readonly config: HealthConfig,
   ) {}
 
   async readiness(): Promise<Readiness> {

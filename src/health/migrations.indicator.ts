@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import type { Database } from '../database/database.js';
 import { pendingMigrations } from '../database/migrator.js';
 import { DATABASE } from '../database/prisma.tokens.js';
@@ -12,7 +11,7 @@ export class MigrationsIndicator {
   constructor(
     private readonly indicators: HealthIndicatorService,
     @Inject(DATABASE) private readonly db: Database,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(databaseConfig.token) private readonly config: DatabaseConfig,
   ) {}
 
   async check(timeoutMs: number): Promise<HealthIndicatorResult<'migrations'>> {

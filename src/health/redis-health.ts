@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { healthConfig, type HealthConfig } from '../config/health.config.js';
+import { redisConfig, type RedisConfig } from '../config/redis.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 
 /**
@@ -16,7 +16,8 @@ export class RedisHealth implements OnModuleInit, OnApplicationShutdown {
   private lastError?: string;
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(redisConfig.token) config: RedisConfig,
+    @Inject(healthConfig.token) health: HealthConfig,
     private readonly metrics: MetricsService,
   ) {
     if (!config.redisUrl) return;
@@ -24,7 +25,7 @@ export class RedisHealth implements OnModuleInit, OnApplicationShutdown {
       lazyConnect: true,
       connectionName: 'animal-store-readiness',
       connectTimeout: config.redisConnectTimeoutMs,
-      commandTimeout: config.readinessTimeoutMs,
+      commandTimeout: health.readinessTimeoutMs,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),

@@ -4,7 +4,7 @@ import helmet, { type HelmetOptions } from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AppConfig } from '../config/config.js';
+import type { CorsConfig } from '../config/cors.config.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**
@@ -27,7 +27,7 @@ export const CORS_EXPOSED_HEADERS = [
 ];
 
 /** CORS from CORS_ORIGINS (configureApp enables it only when the list is not empty). */
-export function corsOptions(config: AppConfig): NonNullable<Parameters<INestApplication['enableCors']>[0]> {
+export function corsOptions(config: CorsConfig): NonNullable<Parameters<INestApplication['enableCors']>[0]> {
   return {
     origin: config.corsOrigins[0] === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST'],

@@ -1,7 +1,7 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AppConfig } from '../config/config.js';
+import type { ShutdownConfig } from '../config/shutdown.config.js';
 import { ShutdownService } from './shutdown.service.js';
 
 /** Time allowed, after the drain, for the application's own shutdown hooks (database, Redis). */
@@ -17,7 +17,7 @@ const CLOSE_GRACE_MS = 5000;
  * A second SIGINT (Ctrl-C twice) exits at once; if closing hangs past every bound the
  * process exits 1 instead of lingering until the orchestrator kills it.
  */
-export function onShutdownSignals(app: INestApplication, config: AppConfig): void {
+export function onShutdownSignals(app: INestApplication, config: ShutdownConfig): void {
   const logger = new Logger('Shutdown');
   let shuttingDown = false;
 

@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { shutdownConfig, type ShutdownConfig } from '../config/shutdown.config.js';
 
 /** How often idle keep-alive connections are closed while draining. */
 const DRAIN_POLL_MS = 50;
@@ -31,7 +30,7 @@ export class ShutdownService {
   private readonly inFlight = new Set<ServerResponse>();
   private readonly attached = new WeakSet<Server>();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(@Inject(shutdownConfig.token) private readonly config: ShutdownConfig) {}
 
   get isShuttingDown(): boolean {
     return this.shuttingDown;

@@ -1,11 +1,10 @@
 import { Global, Module } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { loggingConfig, type LoggingConfig } from '../config/logging.config.js';
 import { AppLogger, prettyStream, stdoutStream } from './app-logger.js';
 
 /** The logger for a configuration; `destination` replaces stdout (tests). */
-export async function createAppLogger(config: AppConfig, destination?: DestinationStream): Promise<AppLogger> {
+export async function createAppLogger(config: LoggingConfig, destination?: DestinationStream): Promise<AppLogger> {
   const wantsPretty = config.nodeEnv === 'development' && !destination;
   const pretty = wantsPretty ? await prettyStream() : undefined;
   return new AppLogger({ level: config.logLevel, pretty: pretty !== undefined }, destination ?? pretty ?? stdoutStream());
@@ -18,7 +17,7 @@ export async function createAppLogger(config: AppConfig, destination?: Destinati
  */
 @Global()
 @Module({
-  providers: [{ provide: AppLogger, inject: [APP_CONFIG], useFactory: (config: AppConfig) => createAppLogger(config) }],
+  providers: [{ provide: AppLogger, inject: [loggingConfig.token], useFactory: (config: LoggingConfig) => createAppLogger(config) }],
   exports: [AppLogger],
 })
 export class LoggingModule {}

@@ -2,8 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { metricsConfig, type MetricsConfig } from '../config/metrics.config.js';
 
 /**
  * With METRICS_TOKEN set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`
@@ -14,7 +13,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 export class MetricsTokenGuard implements CanActivate {
   private readonly expected?: Buffer;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(metricsConfig.token) config: MetricsConfig) {
     if (config.metricsToken) this.expected = digest(config.metricsToken);
   }
 

@@ -1,5 +1,5 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import type { AppConfig } from '../config/config.js';
+import type { MetricsConfig } from '../config/metrics.config.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsServer } from './metrics.server.js';
@@ -13,7 +13,7 @@ import { MetricsService } from './metrics.service.js';
 @Global()
 @Module({})
 export class MetricsModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: MetricsConfig): DynamicModule {
     return {
       module: MetricsModule,
       controllers: config.metricsPort === undefined ? [MetricsController] : [],

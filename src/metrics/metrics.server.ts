@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApiError, ErrorBody } from '../errors/api-error.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { metricsConfig, type MetricsConfig } from '../config/metrics.config.js';
+import { serverConfig, type ServerConfig } from '../config/server.config.js';
 import { checkMetricsToken, digest } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';
 
@@ -19,7 +19,9 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   private readonly expected?: Buffer;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(metricsConfig.token) private readonly config: MetricsConfig,
+    /** The app server's host and timeouts, which this listener shares. */
+    @Inject(serverConfig.token) private readonly http: ServerConfig,
     private readonly metrics: MetricsService,
   ) {
     if (config.metricsToken) this.expected = digest(config.metricsToken);
@@ -29,18 +31,18 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     const port = this.config.metricsPort;
     if (port === undefined) return;
     const server = createServer((req, res) => void this.handle(req, res));
-    server.keepAliveTimeout = this.config.keepAliveTimeoutMs;
-    server.headersTimeout = this.config.headersTimeoutMs;
-    server.requestTimeout = this.config.requestTimeoutMs;
+    server.keepAliveTimeout = this.http.keepAliveTimeoutMs;
+    server.headersTimeout = this.http.headersTimeoutMs;
+    server.requestTimeout = this.http.requestTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, this.config.host, () => {
+      server.listen(port, this.http.host, () => {
         server.off('error', reject);
         resolve();
       });
     });
     this.server = server;
-    this.logger.log(`metrics on http://${this.config.host}:${port}/metrics`);
+    this.logger.log(`metrics on http://${this.http.host}:${port}/metrics`);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -3,7 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { BEARER_SCHEME } from '../auth/api-key-auth.decorator.js';
 import { stringifyJson } from '../json/json-codec.js';
-import type { AppConfig } from '../config/config.js';
+import type { PublicUrlsConfig } from '../config/public-urls.config.js';
 import { documentRateLimitHeaders } from '../rate-limit/rate-limit.openapi.js';
 
 /**
@@ -28,7 +28,7 @@ const LICENSE = { name: 'Proprietary: all rights reserved', url: 'https://animal
  * It holds int64 bounds as bigints (9223372036854775807 has no exact double), so it must be
  * written with the lossless writer (stringifyJson), never JSON.stringify.
  */
-export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, config: PublicUrlsConfig): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Animal Store API')
     .setDescription('A catalogue of animals offered in a store: list animals, add them and fetch one.')
@@ -87,7 +87,7 @@ function unwrapSingleRefAllOf(schema: unknown): void {
  * and Swagger UI at /docs. The UI embeds its copy with JSON.stringify, which has no bigint, so
  * it gets the document as a browser's JSON.parse would read /openapi.json anyway.
  */
-export function mountOpenApi(app: INestApplication, config: AppConfig): OpenAPIObject {
+export function mountOpenApi(app: INestApplication, config: PublicUrlsConfig): OpenAPIObject {
   const doc = buildOpenApiDocument(app, config);
   const text = stringifyJson(doc);
   const forUi = JSON.parse(text) as OpenAPIObject;

@@ -3,8 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
 import { Clock } from '../time/clock.js';
 import { Inject } from '@nestjs/common';
-import { APP_CONFIG } from '../config/config.module.js';
-import type { AppConfig } from '../config/config.js';
+import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 
 /** getPet was deprecated when v1.0.0 of this service shipped (RFC 9745 structured date). */
 export const GET_PET_DEPRECATED_AT = new Date('2026-11-22T00:00:00Z');
@@ -19,7 +18,7 @@ export const GET_PET_SUNSET = new Date('2030-12-05T00:00:00Z');
 export class DeprecationHeadersMiddleware implements NestMiddleware {
   private readonly headers: [string, string][];
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(@Inject(publicUrlsConfig.token) config: PublicUrlsConfig) {
     this.headers = [
       ['Deprecation', `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`],
       ['Sunset', GET_PET_SUNSET.toUTCString()],

@@ -7,8 +7,7 @@ import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
 import { ApiError } from '../errors/api-error.js';
 import { JsonBody } from '../http/json-body.interceptor.js';
 import { INT64_MAX, toPositiveInt64 } from '../json/int64.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency.service.js';
 import { Idempotent, IdempotencyClaimParam } from '../idempotency/idempotent.decorator.js';
@@ -28,7 +27,7 @@ import { Pet, PetsService } from './pets.service.js';
 export class PetsController {
   constructor(
     private readonly pets: PetsService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(publicUrlsConfig.token) private readonly config: PublicUrlsConfig,
   ) {}
 
   @Get()

@@ -2,17 +2,17 @@ import { ConfigError, loadConfig } from '../config/config.js';
 
 describe('rate-limit configuration', () => {
   it('defaults: ban after 20 refusals for 15 minutes, short Redis timeouts, a namespaced prefix', () => {
-    const c = loadConfig({});
-    expect(c.rateLimitBanThreshold).toBe(20);
-    expect(c.rateLimitBanSeconds).toBe(900);
-    expect(c.rateLimitPrefix).toBe('animal-store:rl:');
-    expect(c.rateLimitMemoryMaxKeys).toBe(100_000);
-    expect(c.redisCommandTimeoutMs).toBe(500);
-    expect(c.redisConnectTimeoutMs).toBe(2000);
+    const { rateLimit, redis } = loadConfig({});
+    expect(rateLimit.rateLimitBanThreshold).toBe(20);
+    expect(rateLimit.rateLimitBanSeconds).toBe(900);
+    expect(rateLimit.rateLimitPrefix).toBe('animal-store:rl:');
+    expect(rateLimit.rateLimitMemoryMaxKeys).toBe(100_000);
+    expect(redis.redisCommandTimeoutMs).toBe(500);
+    expect(redis.redisConnectTimeoutMs).toBe(2000);
   });
 
   it('reads the variables', () => {
-    const c = loadConfig({
+    const { rateLimit: c, redis } = loadConfig({
       RATE_LIMIT_BAN_THRESHOLD: '5',
       RATE_LIMIT_BAN_SECONDS: '60',
       RATE_LIMIT_PREFIX: 'staging:rl:',
@@ -21,8 +21,8 @@ describe('rate-limit configuration', () => {
       REDIS_CONNECT_TIMEOUT_MS: '250',
     });
     expect([c.rateLimitBanThreshold, c.rateLimitBanSeconds, c.rateLimitPrefix, c.rateLimitMemoryMaxKeys]).toEqual([5, 60, 'staging:rl:', 1000]);
-    expect([c.redisCommandTimeoutMs, c.redisConnectTimeoutMs]).toEqual([100, 250]);
-    expect(loadConfig({ RATE_LIMIT_PREFIX: '' }).rateLimitPrefix).toBe('');
+    expect([redis.redisCommandTimeoutMs, redis.redisConnectTimeoutMs]).toEqual([100, 250]);
+    expect(loadConfig({ RATE_LIMIT_PREFIX: '' }).rateLimit.rateLimitPrefix).toBe('');
   });
 
   it.each([

@@ -17,8 +17,7 @@ import { PLAN_LIMITS } from '../auth/plans.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
 import { ApiError } from '../errors/api-error.js';
 import { Clock } from '../time/clock.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
 import { RateLimitStore } from './rate-limit.store.js';
 import { ConsumeResult, rateLimitHeaders, retryAfterSeconds, WindowSpec } from './rate-limit.windows.js';
 
@@ -89,7 +88,7 @@ export class RateLimitGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
     private readonly clock: Clock,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(rateLimitConfig.token) private readonly config: RateLimitConfig,
     private readonly metrics: MetricsService,
   ) {
     this.throttlers = Array.isArray(options) ? options : options.throttlers;

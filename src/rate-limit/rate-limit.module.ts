@@ -2,8 +2,8 @@ import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../time/clock.js';
-import type { AppConfig } from '../config/config.js';
-import { APP_CONFIG } from '../config/config.module.js';
+import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
+import { redisConfig, type RedisConfig } from '../config/redis.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { RateLimitGuard, THROTTLERS } from './rate-limit.guard.js';
@@ -11,21 +11,26 @@ import { RateLimitStore } from './rate-limit.store.js';
 import { RedisRateLimitStore } from './redis.store.js';
 import { UnmatchedRouteRateLimiter } from './unmatched-routes.js';
 
-export function createRateLimitStore(config: AppConfig, clock: Clock, metrics?: MetricsService): RateLimitStore {
+export function createRateLimitStore(
+  config: RateLimitConfig,
+  redis: RedisConfig,
+  clock: Clock,
+  metrics?: MetricsService,
+): RateLimitStore {
   const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
-  if (!config.redisUrl) return memory;
+  if (!redis.redisUrl) return memory;
   return new RedisRateLimitStore(clock, memory, {
-    url: config.redisUrl,
+    url: redis.redisUrl,
     prefix: config.rateLimitPrefix,
-    commandTimeoutMs: config.redisCommandTimeoutMs,
-    connectTimeoutMs: config.redisConnectTimeoutMs,
+    commandTimeoutMs: redis.redisCommandTimeoutMs,
+    connectTimeoutMs: redis.redisConnectTimeoutMs,
     onError: () => metrics?.redisError('rate-limit'),
   });
 }
 
 /** The counters: Redis with REDIS_URL, else process memory. */
 @Module({
-  providers: [{ provide: RateLimitStore, inject: [APP_CONFIG, Clock, MetricsService], useFactory: createRateLimitStore }],
+  providers: [{ provide: RateLimitStore, inject: [rateLimitConfig.token, redisConfig.token, Clock, MetricsService], useFactory: createRateLimitStore }],
   exports: [RateLimitStore],
 })
 export class RateLimitStoreModule {}

@@ -9,12 +9,14 @@ import type { TestDatabase } from './databases.js';
  */
 export async function issueApiKeyIn(db: Pick<TestDatabase, 'config'>, input: Partial<NewApiKey> = {}): Promise<{ id: string; key: string }> {
   const config = db.config();
-  const database = config.databaseUrl ? openPostgres(config) : await openEmbedded(config, () => {}, 'test key issuer');
+  const database = config.database.databaseUrl
+    ? openPostgres(config.database)
+    : await openEmbedded(config.database, () => {}, 'test key issuer');
   const prisma = new PrismaService(database);
   try {
     const plan = input.plan ?? 'enterprise';
     const limits = plan === 'enterprise' ? { perMinute: 1_000_000_000, perDay: 2_000_000_000 } : {};
-    const { info, key } = await new ApiKeysService(prisma, config).create({ name: 'test key', plan, ...limits, ...input });
+    const { info, key } = await new ApiKeysService(prisma, config.apiKeys).create({ name: 'test key', plan, ...limits, ...input });
     return { id: info.id.toString(), key };
   } finally {
     await prisma.$disconnect();

@@ -60,7 +60,7 @@ export async function createTestDatabase(
   const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   const env = { ...TEST_ENV, DATABASE_URL: url.toString() };
-  if (options.migrate !== false) await migratePostgres(loadConfig(env), () => {});
+  if (options.migrate !== false) await migratePostgres(loadConfig(env).database, () => {});
   return {
     kind,
     env,
@@ -83,7 +83,7 @@ export async function createTestDatabase(
  * side by side may each build one: the first to rename it into place wins.
  */
 async function migratedDataDir(): Promise<string> {
-  const migrationsDir = loadConfig(TEST_ENV).migrationsDir;
+  const migrationsDir = loadConfig(TEST_ENV).database.migrationsDir;
   const hash = createHash('sha256');
   hash.update((JSON.parse(readFileSync('node_modules/@electric-sql/pglite/package.json', 'utf8')) as { version: string }).version);
   for (const name of readdirSync(migrationsDir).sort()) {
@@ -94,7 +94,7 @@ async function migratedDataDir(): Promise<string> {
   if (existsSync(dir)) return dir;
   const building = `${dir}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
-  const database = await openEmbedded(loadConfig({ ...TEST_ENV, DATA_DIR: building }), () => {}, 'test template');
+  const database = await openEmbedded(loadConfig({ ...TEST_ENV, DATA_DIR: building }).database, () => {}, 'test template');
   await database.close();
   try {
     renameSync(building, dir);
