@@ -5,8 +5,8 @@ import { AppLogger } from '../logging/app-logger.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-errors.js';
 import { requestContext } from '../http/request-context.js';
-import { allowedMethods } from '../framework/route-table.js';
-
+import { allowedMethods, isRouterNotFound } from '../framework/index.js';
+import { stringifyJson } from '../json/json-codec.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'validation_failed',
@@ -51,7 +51,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     // Headers describing a successful representation must not leak onto an error.
     res.removeHeader('Location');
     const body: ErrorBody = error.toBody();
-    res.status(error.status).type('application/json').send(JSON.stringify(body));
+    res.status(error.status).type('application/json').send(stringifyJson(body));
   }
 
   private toApiError(exception: unknown, req: Request): ApiError {
@@ -99,10 +99,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 function internal(): ApiError {
   return new ApiError(500, 'internal_error', 'An unexpected error occurred.');
-}
-
-function isRouterNotFound(e: HttpException): boolean {
-  return /^Cannot [A-Z]+ /.test(e.message);
 }
 
 /** A short message for framework HttpExceptions that is safe to show. */

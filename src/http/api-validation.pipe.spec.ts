@@ -4,7 +4,7 @@ import { ApiValidationPipe } from './api-validation.pipe.js';
 
 const query = { type: 'query', metatype: ListPetsQueryDto, data: undefined } as const;
 
-describe('ApiValidationPipe on queries (remembered acceptances)', () => {
+describe('ApiValidationPipe on queries (each validated afresh)', () => {
   it('answers a repeated accepted query with an equal, separate DTO', async () => {
     const pipe = new ApiValidationPipe();
     const first = (await pipe.transform({ limit: '20', status: 'sold' }, query)) as ListPetsQueryDto;

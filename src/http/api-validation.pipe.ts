@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
-import { getMetadataStorage } from 'class-validator';
 import { ApiError, ErrorDetail } from '../errors/api-error.js';
+import { validatedProperties } from '../framework/index.js';
 
 /**
  * The global ValidationPipe, speaking the contract's error codes: a bad body is 400
@@ -13,8 +13,6 @@ import { ApiError, ErrorDetail } from '../errors/api-error.js';
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
   private readonly knownFields = new WeakMap<object, Set<string>>();
-  /** Accepted query strings per DTO class, keyed by their parameters (see validQuery). */
-  private readonly acceptedQueries = new WeakMap<object, Map<string, object>>();
 
   constructor() {
     super({
@@ -50,15 +48,11 @@ export class ApiValidationPipe extends ValidationPipe {
         unknown.map((field) => ({ field, message: `${field} is not an accepted ${what}` })),
       );
     }
-    const memoKey = type === 'query' ? queryKey(value as Record<string, unknown>) : undefined;
-    if (memoKey !== undefined) {
-      const accepted = this.acceptedQueries.get(metatype)?.get(memoKey);
-      if (accepted) return Object.assign(new (metatype as new () => object)(), accepted);
-    }
+    // Every query is validated afresh: a memo of accepted queries saved about 9 µs a request
+    // (bench/validation-memo.mjs), under the noise of a ~300 µs request, and was correct only
+    // while every query DTO's rules were pure.
     try {
-      const dto = (await super.transform(value, metadata)) as object;
-      if (memoKey !== undefined) this.remember(metatype, memoKey, dto);
-      return dto;
+      return await super.transform(value, metadata);
     } catch (err) {
       if (!Array.isArray(err)) throw err;
       const details = flatten(err as ValidationError[]);
@@ -67,51 +61,14 @@ export class ApiValidationPipe extends ValidationPipe {
     }
   }
 
-  /**
-   * Query validation is a pure function of the parameters' text, and the hot paths send the
-   * same few queries over and over (`?limit=20`), so an accepted query's DTO is remembered
-   * (query DTOs must therefore validate with pure rules only, as class-validator's are)
-   * and copied: class-transformer and class-validator cost about 30 µs per request (profiled
-   * under `npm run bench`). Refusals are not remembered; each gets the full validation and
-   * its own error. The memo is small and bounded: it is emptied when full.
-   */
-  private remember(metatype: object, key: string, dto: object): void {
-    let accepted = this.acceptedQueries.get(metatype);
-    if (!accepted) this.acceptedQueries.set(metatype, (accepted = new Map()));
-    const copy: Record<string, unknown> = { ...dto };
-    // Only plain values are shared between requests, never an object a handler could change.
-    if (Object.values(copy).some((v) => typeof v === 'object' && v !== null)) return;
-    if (accepted.size >= MAX_REMEMBERED_QUERIES) accepted.clear();
-    accepted.set(key, copy);
-  }
-
   private fieldsOf(metatype: object): Set<string> {
     let fields = this.knownFields.get(metatype);
     if (!fields) {
-      const metas = getMetadataStorage().getTargetValidationMetadatas(metatype as new () => object, '', true, false);
-      fields = new Set(metas.map((m) => m.propertyName));
+      fields = validatedProperties(metatype as new () => object);
       this.knownFields.set(metatype, fields);
     }
     return fields;
   }
-}
-
-const MAX_REMEMBERED_QUERIES = 1000;
-const MAX_QUERY_KEY_LENGTH = 512;
-
-/**
- * The memo key of a parsed query: its names and values in order, when every value is a single
- * string (a repeated parameter arrives as an array and always takes the full path).
- */
-function queryKey(query: Record<string, unknown>): string | undefined {
-  let key = '';
-  for (const name of Object.keys(query)) {
-    const v = query[name];
-    if (typeof v !== 'string') return undefined;
-    key += `${name.length}:${name}=${v.length}:${v};`;
-    if (key.length > MAX_QUERY_KEY_LENGTH) return undefined;
-  }
-  return key;
 }
 
 function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {

@@ -1,6 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
+import { responseStartedOn } from '../framework/index.js';
+import { stringifyJson } from '../json/json-codec.js';
 
 /**
  * Requests Node's HTTP server refuses before any route sees them: headers over the size limit
@@ -26,16 +28,15 @@ export function answerClientErrors(server: Server): void {
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     const body: ErrorBody = { code: 'invalid_parameter', message: 'Expect: only 100-continue is supported.', status: 417 };
     res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
-    res.end(JSON.stringify(body));
+    res.end(stringifyJson(body));
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node does: answer only when nothing of a response has been written on this socket yet
     // (never corrupt one in progress), and never to a peer that has gone away.
-    const inProgress = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && !inProgress?.headersSent && err.code !== 'ECONNRESET') {
+    if (socket.writable && !responseStartedOn(socket) && err.code !== 'ECONNRESET') {
       const answer = ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
       const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status };
-      const text = JSON.stringify(body);
+      const text = stringifyJson(body);
       socket.end(
         `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
           'Content-Type: application/json; charset=utf-8\r\n' +

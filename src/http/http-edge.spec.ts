@@ -1,7 +1,8 @@
 import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
-import { API_HELMET_OPTIONS, DOCS_HELMET_OPTIONS, recordHeaders, requestEdge } from './http-edge.js';
+import { recordHeaders } from '../framework/index.js';
+import { API_HELMET_OPTIONS, DOCS_HELMET_OPTIONS, requestEdge } from './http-edge.js';
 
 /** The edge with nothing to report to: only its headers are looked at here. */
 const securityHeaders = () => requestEdge(() => {}, () => {});

@@ -1,10 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorsConfig } from '../config/cors.config.js';
+import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**
@@ -51,9 +52,9 @@ export function corsOptions(config: CorsConfig): NonNullable<Parameters<INestApp
  * HTTP locally).
  *
  * helmet's headers depend on its options only, never on the request (no nonces here), so each
- * policy is run once, at start, against a recording response, and every request then gets the
- * recorded headers in one loop instead of passing through helmet's chain of a dozen
- * middlewares (README, "Performance"). helmet stays the source of every header and value.
+ * policy is run once, at start, against a recording response (framework/helmet-recorder.ts),
+ * and every request then gets the recorded headers in one loop instead of passing through
+ * helmet's chain of a dozen middlewares (README, "Performance"). helmet stays the source of every header and value.
  */
 export const API_HELMET_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
@@ -115,35 +116,6 @@ export function requestEdge(onStart: () => void, onFinished: RequestFinished) {
     res.once('close', () => onFinished(req, res, performance.now() - startedAt));
     next();
   };
-}
-
-export interface RecordedHeaders {
-  set: [string, string | number | readonly string[]][];
-  removed: string[];
-}
-
-/** What a helmet middleware does to a response: the headers it sets and those it removes. */
-export function recordHeaders(middleware: ReturnType<typeof helmet>): RecordedHeaders {
-  const set = new Map<string, string | number | readonly string[]>();
-  const removed: string[] = [];
-  const recorder = {
-    setHeader(name: string, value: string | number | readonly string[]) {
-      set.set(name, value);
-      return recorder;
-    },
-    removeHeader(name: string) {
-      set.delete(name);
-      removed.push(name);
-    },
-  };
-  let completed = false;
-  middleware({} as IncomingMessage, recorder as unknown as ServerResponse, (err?: unknown) => {
-    if (err) throw err instanceof Error ? err : new Error(String(err));
-    completed = true;
-  });
-  // helmet is synchronous; a future version that is not would fail here, at start.
-  if (!completed) throw new Error('helmet did not complete synchronously');
-  return { set: [...set], removed };
 }
 
 /** Longest delay X-Test-Delay-Ms may ask for. */

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { isMiddlewareRoute } from '../framework/index.js';
 
 /** The label of requests that matched no route (404s, 405s, CORS preflights, rejected early). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -9,8 +10,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
  */
 export function routeTemplate(req: Request): string {
   const route = (req as { route?: { path?: unknown } }).route;
-  // A wildcard route is middleware Nest mounts for every path (see route-table.ts), not an API
-  // route: the request matched none.
-  if (!route || route.path === undefined || String(route.path).includes('*')) return UNMATCHED_ROUTE;
+  // Middleware Nest mounts for every path is not an API route: the request matched none.
+  if (!route || route.path === undefined || isMiddlewareRoute(route.path)) return UNMATCHED_ROUTE;
   return `${req.baseUrl ?? ''}${String(route.path)}`;
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { serializeItem } from 'structured-headers';
 import { ApiError } from '../errors/api-error.js';
 import { parseJson } from '../json/json-codec.js';
-import { canonicalJson, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
+import { canonicalBody, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
 
 /** JSON values as a client could send them (int64 as bigints, like the parser returns them). */
 const jsonValue = fc.letrec((tie) => ({
@@ -170,11 +170,11 @@ describe('request fingerprint', () => {
   });
 
   it('keeps __proto__ and constructor keys as data', () => {
-    expect(canonicalJson(parseJson('{"__proto__":{"x":1},"constructor":2}'))).toBe('{"__proto__":{"x":1},"constructor":2}');
+    expect(canonicalBody(parseJson('{"__proto__":{"x":1},"constructor":2}'))).toBe('{"__proto__":{"x":1},"constructor":2}');
   });
 
   it('refuses a body nested deeper than any valid body with a 400', () => {
     const deep = parseJson(`${'['.repeat(200)}${']'.repeat(200)}`);
-    expect(() => canonicalJson(deep)).toThrow(expect.objectContaining({ status: 400, code: 'validation_failed' }));
+    expect(() => canonicalBody(deep)).toThrow(expect.objectContaining({ status: 400, code: 'validation_failed' }));
   });
 });

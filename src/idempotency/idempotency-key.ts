@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseItem } from 'structured-headers';
 import { ApiError } from '../errors/api-error.js';
-import { InexactNumber } from '../json/json-codec.js';
+import { canonicalJson, JsonTooDeepError } from '../json/json-codec.js';
 
 /** The request header (contract, "Requests"). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -67,34 +67,18 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 const MAX_DEPTH = 32;
 
 /**
- * A canonical text of a parsed (lossless) JSON value: object keys sorted, numbers in their
- * exact form (int64 as digits), strings JSON-escaped. Two bodies that mean the same JSON
- * (key order, white space, `1.0` for `1`) have the same canonical text.
+ * The canonical text of a parsed (lossless) JSON body, as fingerprinted: object keys sorted,
+ * numbers in their exact form (int64 as digits), strings JSON-escaped (json/json-codec.ts).
+ * Two bodies that mean the same JSON (key order, white space, `1.0` for `1`) have the same
+ * canonical text.
  */
-export function canonicalJson(value: unknown, depth = 0): string {
-  if (depth > MAX_DEPTH) {
-    throw new ApiError(400, 'validation_failed', 'The request body is nested too deeply.');
+export function canonicalBody(body: unknown): string {
+  try {
+    return canonicalJson(body, MAX_DEPTH);
+  } catch (err) {
+    if (err instanceof JsonTooDeepError) throw new ApiError(400, 'validation_failed', 'The request body is nested too deeply.');
+    throw err;
   }
-  if (value === null || value === undefined) return 'null';
-  switch (typeof value) {
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : JSON.stringify(String(value));
-    case 'bigint':
-      return value.toString();
-    case 'string':
-      return JSON.stringify(value);
-  }
-  if (value instanceof InexactNumber) return value.text;
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], depth + 1)}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(String(value));
 }
 
 /**
@@ -102,5 +86,5 @@ export function canonicalJson(value: unknown, depth = 0): string {
  * operation (method and route) and the canonical JSON body.
  */
 export function requestFingerprint(operation: string, body: unknown): string {
-  return createHash('sha256').update(operation).update('\n').update(canonicalJson(body)).digest('hex');
+  return createHash('sha256').update(operation).update('\n').update(canonicalBody(body)).digest('hex');
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
-import { InexactNumber, JsonSyntaxError, parseJson, stringifyJson } from './json-codec.js';
+import { canonicalJson, InexactNumber, JsonSyntaxError, JsonTooDeepError, parseJson, stringifyJson } from './json-codec.js';
 
 const INT64_MAX = 9223372036854775807n;
 const int64 = fc.bigInt({ min: -INT64_MAX - 1n, max: INT64_MAX });
@@ -108,5 +108,76 @@ describe('lossless JSON codec', () => {
     expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
     expect(Object.keys(v)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+/** The canonical writer idempotency fingerprints were computed with before it joined the codec. */
+function previousCanonical(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : JSON.stringify(String(value));
+    case 'bigint':
+      return value.toString();
+    case 'string':
+      return JSON.stringify(value);
+  }
+  if (value instanceof InexactNumber) return value.text;
+  if (Array.isArray(value)) return `[${value.map((v) => previousCanonical(v)).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${previousCanonical((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(String(value));
+}
+
+/** JSON text as clients send it: int64 and inexact number literals, any strings and keys. */
+const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constantFrom('null', 'true', 'false', '1.0', '1e3', '-0', '1e400', '9007199254740993.0', '0.1'),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
+    int64.map(String),
+    fc.string({ unit: 'binary' }).map((s) => JSON.stringify(s)),
+    fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
+    fc
+      .uniqueArray(fc.tuple(fc.string({ unit: 'binary', maxLength: 6 }), tie('value')), { maxLength: 4, selector: ([k]) => k })
+      .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
+  ),
+})).value;
+
+describe('canonical JSON (request fingerprints)', () => {
+  it('writes exactly what the fingerprints were computed with, for any parsed body', () => {
+    fc.assert(
+      fc.property(jsonText, (text) => {
+        const value = parseJson(text);
+        expect(canonicalJson(value, 32)).toBe(previousCanonical(value));
+      }),
+      { numRuns: 1000 },
+    );
+    const body = parseJson('{"z":1,"a":{"y":[9223372036854775807,1e400,"\u2028\ud800"],"__proto__":2},"":null}');
+    expect(canonicalJson(body, 32)).toBe('{"":null,"a":{"__proto__":2,"y":[9223372036854775807,1e400,"\u2028\\ud800"]},"z":1}');
+  });
+
+  it('refuses a value nested deeper than its limit, and only then', () => {
+    const nested = (n: number) => parseJson(`${'['.repeat(n)}1${']'.repeat(n)}`);
+    expect(canonicalJson(nested(32), 32)).toBe(`${'['.repeat(32)}1${']'.repeat(32)}`);
+    expect(() => canonicalJson(nested(33), 32)).toThrow(JsonTooDeepError);
+    const empty = (n: number) => parseJson(`${'['.repeat(n)}${']'.repeat(n)}`);
+    expect(canonicalJson(empty(33), 32)).toBe(`${'['.repeat(33)}${']'.repeat(33)}`); // the innermost at depth 32
+    expect(() => canonicalJson(empty(34), 32)).toThrow(JsonTooDeepError);
+  });
+
+  it('sorts keys for the canonical form only', () => {
+    expect(canonicalJson(parseJson('{"b":1,"a":2}'), 32)).toBe('{"a":2,"b":1}');
+    expect(stringifyJson(parseJson('{"b":1,"a":2}'))).toBe('{"b":1,"a":2}');
+  });
+
+  it('writes an inexact number as the literal it was parsed from', () => {
+    expect(stringifyJson({ n: parseJson('1e400') })).toBe('{"n":1e400}');
   });
 });

@@ -43,17 +43,32 @@ export function parseJson(text: string): unknown {
 }
 
 /**
- * Writes JSON with `bigint` values as exact JSON numbers: the output of lossless-json's
- * `stringify`, which stays the reference (json-codec.spec.ts compares the two).
+ * The service's one JSON writer (response bodies, error bodies, stored replays, the OpenAPI
+ * document, request fingerprints). Writes `bigint` values as exact JSON numbers: the output of
+ * lossless-json's `stringify`, which stays the reference (json-codec.spec.ts compares the two).
  *
  * Every response body passes through here, so the common case (plain objects and arrays of
  * strings, numbers, bigints, booleans and null, such as a page of Pets) has a direct writer,
  * about twice as fast as the generic one (profiled under `npm run bench`); anything else (a
- * Date, a class instance, an object with toJSON) is handed to lossless-json unchanged.
+ * Date, a class instance, an object with toJSON) is handed to lossless-json unchanged. An
+ * InexactNumber is written as the number text it was parsed from.
  */
 export function stringifyJson(value: unknown): string {
   // undefined, a function or a symbol at the top level has no JSON text.
-  return writeValue(value) ?? 'null';
+  return writeValue(value, false, 0, Infinity) ?? 'null';
+}
+
+/** Thrown by canonicalJson for a value nested deeper than its limit. */
+export class JsonTooDeepError extends Error {}
+
+/**
+ * The canonical text of a parsed JSON value (parseJson's output): the writer's, with object
+ * keys sorted, so two bodies that mean the same JSON (key order, white space, `1.0` for `1`)
+ * have the same text. Containers nested deeper than `maxDepth` throw JsonTooDeepError, which
+ * keeps the recursion shallow whatever the parser accepted.
+ */
+export function canonicalJson(value: unknown, maxDepth: number): string {
+  return writeValue(value, true, 0, maxDepth) ?? 'null';
 }
 
 // eslint-disable-next-line no-control-regex
@@ -77,7 +92,13 @@ function quotedKey(key: string): string {
   return quoted;
 }
 
-function writeValue(value: unknown): string | undefined {
+/**
+ * `sorted`: the canonical form, for values from parseJson only: keys in order, and every
+ * object written by its own keys (the parser makes no class instances). Its keys come from
+ * clients, so they bypass the cache of quoted keys.
+ */
+function writeValue(value: unknown, sorted: boolean, depth: number, maxDepth: number): string | undefined {
+  if (depth > maxDepth) throw new JsonTooDeepError(`JSON nested deeper than ${maxDepth}`);
   switch (typeof value) {
     case 'string':
       return writeString(value);
@@ -93,22 +114,25 @@ function writeValue(value: unknown): string | undefined {
         let out = '[';
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ',';
-          out += writeValue(value[i]) ?? 'null';
+          out += writeValue(value[i], sorted, depth + 1, maxDepth) ?? 'null';
         }
         return `${out}]`;
       }
-      const proto: unknown = Object.getPrototypeOf(value);
-      if (
-        (proto !== Object.prototype && proto !== null) ||
-        typeof (value as { toJSON?: unknown }).toJSON === 'function'
-      ) {
-        return stringify(value);
+      if (value instanceof InexactNumber) return value.text;
+      if (!sorted) {
+        const proto: unknown = Object.getPrototypeOf(value);
+        if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+          return stringify(value);
+        }
       }
+      const keys = Object.keys(value);
+      if (sorted) keys.sort();
       let out = '{';
-      for (const key of Object.keys(value)) {
-        const written = writeValue((value as Record<string, unknown>)[key]);
+      for (const key of keys) {
+        const written = writeValue((value as Record<string, unknown>)[key], sorted, depth + 1, maxDepth);
         if (written === undefined) continue;
-        out += out.length > 1 ? `,${quotedKey(key)}${written}` : `${quotedKey(key)}${written}`;
+        const name = sorted ? `${writeString(key)}:` : quotedKey(key);
+        out += out.length > 1 ? `,${name}${written}` : `${name}${written}`;
       }
       return `${out}}`;
     }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApiError, ErrorBody } from '../errors/api-error.js';
+import { stringifyJson } from '../json/json-codec.js';
 import { metricsConfig, type MetricsConfig } from '../config/metrics.config.js';
 import { serverConfig, type ServerConfig } from '../config/server.config.js';
 import { checkMetricsToken, digest } from './metrics-token.guard.js';
@@ -69,7 +70,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       if (!(err instanceof ApiError)) this.logger.error(err);
       const body: ErrorBody = error.toBody();
       res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', ...error.headers });
-      res.end(JSON.stringify(body));
+      res.end(stringifyJson(body));
     }
   }
 }

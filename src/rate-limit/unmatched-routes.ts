@@ -1,17 +1,15 @@
-import { ExecutionContext, Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { Application, NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { httpExecutionContext, useBehindRoutes } from '../framework/index.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
 
 /**
  * Guards only run for requests that match a route, yet every /v1 response must carry the
  * rate-limit headers, 404 route_not_found and 405 method_not_allowed included. This Express
- * layer is added behind all the routes and in front of Nest's not-found handler (Nest calls
- * onModuleInit after registering the routes and before that handler), so it sees exactly the
- * /v1 requests no route answered, and counts them as the guard would.
- *
- * (Not a Nest middleware: Nest registers those as `app.all()` routes, which would make every
- * method look allowed to the 404/405 route table.)
+ * layer is added behind all the routes and in front of Nest's not-found handler (see
+ * framework/after-routes.ts), so it sees exactly the /v1 requests no route answered, and
+ * counts them as the guard would.
  */
 @Injectable()
 export class UnmatchedRouteRateLimiter implements OnModuleInit {
@@ -21,12 +19,11 @@ export class UnmatchedRouteRateLimiter implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const app = this.adapterHost.httpAdapter?.getInstance<Application>();
-    if (typeof app?.use !== 'function') return;
-    app.use('/v1', (req: Request, res: Response, next: NextFunction) => {
+    useBehindRoutes(this.adapterHost, '/v1', (req: Request, res: Response, next: NextFunction) => {
       let pending: Promise<void> | undefined;
       try {
-        pending = this.guard.limit(httpContext(req, res, next));
+        const context = httpExecutionContext(req, res, next, UnmatchedRouteRateLimiter, UnmatchedRouteRateLimiter.prototype.onModuleInit);
+        pending = this.guard.limit(context);
       } catch (err) {
         return next(err);
       }
@@ -34,22 +31,4 @@ export class UnmatchedRouteRateLimiter implements OnModuleInit {
       else next();
     });
   }
-}
-
-/** The HTTP part of an ExecutionContext, for the throttlers' limit functions. */
-function httpContext(req: Request, res: Response, next: NextFunction): ExecutionContext {
-  const args = [req, res, next];
-  const unavailable = (): never => {
-    throw new Error('not an RPC or WebSocket context');
-  };
-  return {
-    getType: () => 'http',
-    getArgs: () => args,
-    getArgByIndex: (i: number) => args[i],
-    getClass: () => UnmatchedRouteRateLimiter,
-    getHandler: () => UnmatchedRouteRateLimiter.prototype.onModuleInit,
-    switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
-    switchToRpc: unavailable,
-    switchToWs: unavailable,
-  } as unknown as ExecutionContext;
 }
