@@ -466,6 +466,9 @@ function build(withPeers) {
 }
 
 const distModule = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
+/** The database module of the built service: database/ since the layout of issue 17, prisma/ before. */
+const databaseModule = () =>
+  distModule(existsSync(path.join(DIST, 'database/database.js')) ? 'database/database.js' : 'prisma/database.js');
 
 async function createDatabase() {
   const name = `animal_bench_${RUN_ID}`;
@@ -496,7 +499,7 @@ async function migrateAndSeed(databaseUrl) {
     });
   } else {
     const { loadConfig } = await distModule('config/config.js');
-    const { migratePostgres } = await distModule('prisma/database.js');
+    const { migratePostgres } = await databaseModule();
     const config = loadConfig({ DATABASE_URL: databaseUrl });
     await migratePostgres(config.database ?? config, () => {}); // per-slice configuration, or the flat one of older versions
   }
@@ -542,7 +545,7 @@ async function explainReads(databaseUrl, petSql) {
 /** Seeds a fresh embedded data directory through the service's own open-and-migrate path. */
 async function seedEmbedded(dataDir) {
   const { loadConfig } = await distModule('config/config.js');
-  const { openEmbedded } = await distModule('prisma/database.js');
+  const { openEmbedded } = await databaseModule();
   const config = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN });
   const db = await openEmbedded(
     config.database ?? config, // per-slice configuration, or the flat one of older versions
