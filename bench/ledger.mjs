@@ -50,7 +50,7 @@ export const RULES = [
   { layer: 'middleware: request logging (nestjs-pino, pino-http)', url: pkg(['nestjs-pino', 'pino-http']) },
   { layer: 'metrics (middleware, prom-client)', url: own('/metrics/') },
   { layer: 'metrics (middleware, prom-client)', url: pkg(['prom-client', 'tdigest', 'bintrees']) },
-  { layer: 'route template (for metrics and logs)', url: own('route-template|route-table') },
+  { layer: 'route template (for metrics and logs)', url: own('route-template|route-table|/framework/') },
   // Guards.
   { layer: 'Redis (ioredis, redis store)', url: own('/rate-limit/redis\\.store') },
   { layer: 'guard: rate limit', url: own('rate-limit') },
@@ -67,7 +67,7 @@ export const RULES = [
   { layer: 'JSON writer (json-codec, lossless-json)', url: own('json-codec') },
   { layer: 'JSON writer (json-codec, lossless-json)', url: pkg(['lossless-json']) },
   { layer: 'handler (pets controller/service)', url: own('/pets/|/bench/peers/') },
-  { layer: 'database (pg, Prisma, PGlite)', url: own('/prisma/|/generated/prisma/') },
+  { layer: 'database (pg, Prisma, PGlite)', url: own('/database/|/prisma/|/generated/prisma/') },
   { layer: 'database (pg, Prisma, PGlite)', url: pkg(['pg', 'pg-protocol', 'pg-pool', 'pg-types', 'pg-connection-string', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', '@prisma', '@electric-sql', 'pglite-prisma-adapter']) },
   { layer: 'database (pg, Prisma, PGlite)', url: /^wasm:\/\// }, // Prisma's query compiler, PGlite
   { layer: 'Redis (ioredis, redis store)', url: pkg(['ioredis', '@ioredis', 'redis-parser', 'redis-errors', 'standard-as-callback', 'cluster-key-slot', 'denque']) },
