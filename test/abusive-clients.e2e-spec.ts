@@ -6,10 +6,10 @@ import net from 'node:net';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
-import { issueApiKeyIn } from './support/api-keys.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey, issueApiKeyIn } from './support/api-keys.js';
 import { freePort, RunningService, startService } from './support/built-service.js';
-import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeIfPostgres, preferredDatabaseKind, TestDatabase } from './support/databases.js';
 import { DatabaseStats, settledStats } from './support/pg-stats.js';
 import { parseResponse } from './support/raw-http.js';
 import { redisEnv } from './support/redis-env.js';
@@ -207,7 +207,7 @@ describe('unauthenticated key guessing is rate limited per address', () => {
 });
 
 /** The database the attack tests run against: PostgreSQL when DATABASE_URL is set (CI), else the embedded one. */
-const ATTACK_DB: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+const ATTACK_DB = preferredDatabaseKind();
 
 /** Sends `count` requests, `concurrency` at a time; each gets its own request init from `init(i)`. */
 async function flood(
@@ -355,7 +355,7 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
   });
 });
 
-(process.env.DATABASE_URL ? describe : describe.skip)('finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)', () => {
+describeIfPostgres('finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)', () => {
   let db: TestDatabase;
   let svc: RunningService | undefined;
   const redis = redisEnv('readiness-flood');

@@ -9,8 +9,9 @@ import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { AuthMode, declaredAuthMode } from '../src/auth/auth-mode.js';
 import { DEV_KEY_NAME } from '../src/auth/dev-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
-import { issueApiKey, startTestApp } from './support/app.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
+import { createTestDatabase, databaseKinds, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 const CACHE_TTL_MS = 300;
 
@@ -52,7 +53,7 @@ function routes(app: NestExpressApplication): { route: string; mode: AuthMode | 
   return found;
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('API key authentication on %s', (kind) => {
+describeEachDatabase('API key authentication on %s', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let key: string;

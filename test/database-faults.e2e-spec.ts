@@ -2,8 +2,9 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pg from 'pg';
 import request from 'supertest';
 import { PrismaService } from '../src/database/prisma.service.js';
-import { issueApiKey, startTestApp } from './support/app.js';
-import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
+import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { redisEnv } from './support/redis-env.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
@@ -14,8 +15,6 @@ import { TcpProxy } from './support/tcp-proxy.js';
  * Retry-After, never a 500 or a hang; readiness turns 503; the service recovers by itself; and
  * nothing is half-written (a pet created with an Idempotency-Key always has its record).
  */
-const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
-
 /** No request may take longer than this, whatever happens to the database. */
 const REQUEST_DEADLINE_MS = 15_000;
 
@@ -26,7 +25,7 @@ interface Outcome {
   what: string;
 }
 
-describeIfPg('database faults under traffic (PostgreSQL)', () => {
+describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let proxy: TcpProxy;

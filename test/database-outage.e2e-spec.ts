@@ -1,12 +1,11 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { issueApiKey, startTestApp } from './support/app.js';
-import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
+import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
-const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
-
-describeIfPg('PostgreSQL outage', () => {
+describeIfPostgres('PostgreSQL outage', () => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let proxy: TcpProxy;

@@ -1,6 +1,6 @@
 import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 /**
  * Nothing accepted is lost: the built service is killed with SIGKILL (no shutdown, no flush)
@@ -20,7 +20,7 @@ interface Sent {
   text?: string;
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('durability across SIGKILL on %s', (kind) => {
+describeEachDatabase('durability across SIGKILL on %s', (kind) => {
   let db: TestDatabase;
   let svc: RunningService | undefined;
   let key: string;

@@ -4,8 +4,9 @@ import { IdempotencyService, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TIMEOUT_MS } from '..
 import { hashApiKey } from '../src/auth/api-key-format.js';
 import { requestFingerprint } from '../src/idempotency/idempotency-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 const BASE = 'https://api.example.test/v1';
 
@@ -18,7 +19,7 @@ function expectError(res: request.Response, status: number, code: string): void 
   expect(res.headers['idempotent-replayed']).toBeUndefined();
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
+describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let key: string;

@@ -2,7 +2,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { ShutdownService } from '../src/lifecycle/shutdown.service.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
-import { issueApiKey, startTestApp } from './support/app.js';
+import { startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 
 /** A port nothing listens on (connections are refused at once). */

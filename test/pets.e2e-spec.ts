@@ -1,7 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
 import { newPet } from './factories/pet.factory.js';
 
 const BASE = 'https://api.example.test/v1';
@@ -18,7 +19,7 @@ function expectError(res: request.Response, status: number, code: string): void 
   expect(res.body.message.length).toBeGreaterThan(0);
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind) => {
+describeEachDatabase('pets API on %s', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   const clock = new FakeClock();

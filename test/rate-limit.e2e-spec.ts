@@ -5,13 +5,13 @@ import { Redis } from 'ioredis';
 import { parseItem, parseList } from 'structured-headers';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
 import { freePort } from './support/built-service.js';
-import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
 const REDIS_URL = process.env.REDIS_URL;
-const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
 const HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 /** The IETF fields (draft-ietf-httpapi-ratelimit-headers-11) beside them. */
 const IETF_HEADERS = ['ratelimit-policy', 'ratelimit'];
@@ -316,7 +316,7 @@ describe('addresses behind a trusted proxy', () => {
   });
 });
 
-describeIfPg('rate limits while the database is down', () => {
+describeIfPostgres('rate limits while the database is down', () => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let proxy: TcpProxy;
