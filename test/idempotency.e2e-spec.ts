@@ -6,14 +6,13 @@ import { requestFingerprint } from '../src/idempotency/idempotency-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';
+import { expectErrorBody } from './support/error-body.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 const BASE = 'https://api.example.test/v1';
 
 function expectError(res: request.Response, status: number, code: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(res.body).toEqual({ code, message: expect.any(String), status, ...(res.body.details ? { details: res.body.details } : {}) });
+  expectErrorBody(res, status, code);
   // Thrown after the guards: the rate-limit headers are there, as on every /v1 answer.
   expect(res.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
   expect(res.headers['idempotent-replayed']).toBeUndefined();
