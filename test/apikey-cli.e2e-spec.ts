@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildService, RunningService, startService } from './support/built-service.js';
+import { waitFor } from './support/wait-for.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 
 /** The key tool as a user runs it (`npm run apikey -- …` is `node dist/cli/apikey.js …`). */
@@ -55,9 +56,8 @@ jest.setTimeout(180_000);
 const START_TIMEOUT_MS = 90_000;
 
 /** What the service printed that matches, once it arrives through the pipe. */
-async function printed(svc: RunningService, pattern: RegExp): Promise<string | undefined> {
-  for (let i = 0; i < 100 && !pattern.test(svc.output()); i++) await new Promise((r) => setTimeout(r, 100));
-  return pattern.exec(svc.output())?.[0];
+function printed(svc: RunningService, pattern: RegExp): Promise<string> {
+  return waitFor(() => pattern.exec(svc.output())?.[0], { what: `the service to print ${pattern}` });
 }
 
 beforeAll(() => {

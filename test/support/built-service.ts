@@ -2,6 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { waitFor } from './wait-for.js';
 
 /**
  * The service as a separate process, the way `npm start` runs it: compiled with the build's
@@ -79,15 +80,12 @@ export async function startService(env: Record<string, string>, timeoutMs = 20_0
   let done = false;
   void exited.then(() => (done = true));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  while (!done && Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  // Up when /healthz answers, or over when the process exits (a test of a refused start reads its output).
+  try {
+    await waitFor(async () => done || (await fetch(`${url}/healthz`)).ok, { what: `the service on port ${port} to answer /healthz`, timeoutMs, intervalMs: 100 });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${out}`, { cause: err });
   }
   return {
     child,

@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './built-service.js';
+import { waitFor } from './wait-for.js';
 
 /** The balancer's configuration as shipped (README, "Rolling deploys behind HAProxy"). */
 export const HAPROXY_CONFIG = path.resolve('deploy/haproxy/haproxy.cfg');
@@ -119,18 +120,13 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
     return { servers: s, backend };
   };
   // Started when its admin socket answers.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (done) throw new Error(`haproxy exited at start:\n${out}`);
-    try {
-      await stats();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline)
-        throw new Error(`haproxy did not start: ${(err as Error).message}\n${out}`, { cause: err });
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  try {
+    await waitFor(async () => done || (await stats()), { what: "HAProxy's admin socket to answer", intervalMs: 50 });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`haproxy did not start: ${(err as Error).message}\n${out}`, { cause: err });
   }
+  if (done) throw new Error(`haproxy exited at start:\n${out}`);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
