@@ -6,7 +6,7 @@ import { createTestDatabase, describeEachDatabase, TestDatabase } from './suppor
 
 /** The migrate command as the container image runs it: `node dist/database/migrate.main.js`. */
 function migrateCli(env: Record<string, string>): { status: number | null; out: string } {
-  const script = path.join(path.dirname(buildService()), 'prisma', 'migrate.main.js');
+  const script = path.join(path.dirname(buildService()), 'database', 'migrate.main.js');
   const run = spawnSync(process.execPath, [script], {
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',

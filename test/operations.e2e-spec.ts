@@ -6,6 +6,7 @@ import { startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 import { expectErrorBody } from './support/error-body.js';
+import { sample } from './support/metrics-text.js';
 import { describeWithRedis, redisEnv } from './support/redis-env.js';
 
 /** A port nothing listens on (connections are refused at once). */
@@ -14,18 +15,6 @@ const CLOSED = '127.0.0.1:1';
 function expectServiceUnavailable(res: request.Response, message: RegExp): void {
   expect(expectErrorBody(res, 503, 'service_unavailable', message).details).toBeUndefined();
   expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-}
-
-/** The value of one sample of the text exposition, or undefined when it is absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = (m[2] ?? '').split(',');
-    if (wanted.every((w) => have.includes(w))) return Number(m[3]);
-  }
-  return undefined;
 }
 
 describe('operations: request ids, metrics, readiness, edge headers', () => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { sample } from './support/metrics-text.js';
 import { waitFor } from './support/wait-for.js';
 
 interface Answer {
@@ -26,8 +27,7 @@ function get(url: string, headers: Record<string, string> = {}, agent?: http.Age
 
 /** Requests the service is serving, as its /metrics gauge says (counting the scrape itself). */
 async function inFlight(url: string): Promise<number> {
-  const text = (await get(`${url}/metrics`)).body;
-  return Number(/^http_requests_in_flight (\S+)$/m.exec(text)?.[1]);
+  return sample((await get(`${url}/metrics`)).body, 'http_requests_in_flight', {}) ?? 0;
 }
 
 /**
