@@ -6,11 +6,12 @@ import net from 'node:net';
 import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
-import { issueApiKeyIn } from './support/api-keys.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey, issueApiKeyIn } from './support/api-keys.js';
 import { freePort, RunningService, startService } from './support/built-service.js';
-import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeIfPostgres, preferredDatabaseKind, TestDatabase } from './support/databases.js';
 import { DatabaseStats, settledStats } from './support/pg-stats.js';
+import { expectErrorBody } from './support/error-body.js';
 import { parseResponse } from './support/raw-http.js';
 import { redisEnv } from './support/redis-env.js';
 
@@ -23,20 +24,17 @@ const HEADERS_TIMEOUT_MS = 1000;
 const REQUEST_TIMEOUT_MS = 2000;
 
 interface Trickle {
-  /** ms from the first byte to the server closing the connection. */
-  cutAfterMs: number;
   bytesSent: number;
   answer: Buffer;
 }
 
 /**
  * Opens a connection, sends `head` at once, then one more byte of `drip` every `everyMs`
- * until the server closes the connection (or `giveUpMs`).
+ * until the server closes the connection (or `giveUpMs`, a guard against a hang).
  */
 function trickle(port: number, head: string, drip: string, everyMs: number, giveUpMs: number): Promise<Trickle> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
-    const started = Date.now();
     const chunks: Buffer[] = [];
     let sent = 0;
     let timer: NodeJS.Timeout | undefined;
@@ -60,7 +58,7 @@ function trickle(port: number, head: string, drip: string, everyMs: number, give
     socket.on('close', () => {
       clearInterval(timer);
       clearTimeout(giveUp);
-      resolve({ cutAfterMs: Date.now() - started, bytesSent: sent, answer: Buffer.concat(chunks) });
+      resolve({ bytesSent: sent, answer: Buffer.concat(chunks) });
     });
   });
 }
@@ -91,56 +89,73 @@ describe('slow clients are cut off by the server timeouts (built service)', () =
   });
 
   it('cuts a client trickling its headers, one trickling its body and one sending nothing, while serving others', async () => {
-    // Node checks the timeouts every NODE_TIMEOUT_CHECK_MS: a slow client is cut between its
-    // timeout and that much later, never after.
-    const bound = REQUEST_TIMEOUT_MS + NODE_TIMEOUT_CHECK_MS + 5000;
-    const headers = trickle(svc.port, 'GET /v1/pets HTTP/1.1\r\nHost: slow\r\n', 'X-Slow: 1\r\n', 200, bound);
-    const body = trickle(
-      svc.port,
-      'POST /v1/pets HTTP/1.1\r\nHost: slow\r\nContent-Type: application/json\r\n' +
-        `Authorization: Bearer ${key}\r\nContent-Length: 4000\r\n\r\n`,
-      '{"name":"slow","categoryId":1}                                        ',
-      200,
-      bound,
+    // When they are cut is Node's business, set from the configuration (see the next test);
+    // here, that they are, and how. The give-up time only guards against a hang.
+    const giveUp = 60_000;
+    let slowConnected = 3;
+    const connected = <T>(p: Promise<T>) => p.finally(() => (slowConnected -= 1));
+    const headers = connected(trickle(svc.port, 'GET /v1/pets HTTP/1.1\r\nHost: slow\r\n', 'X-Slow: 1\r\n', 200, giveUp));
+    const body = connected(
+      trickle(
+        svc.port,
+        'POST /v1/pets HTTP/1.1\r\nHost: slow\r\nContent-Type: application/json\r\n' +
+          `Authorization: Bearer ${key}\r\nContent-Length: 4000\r\n\r\n`,
+        '{"name":"slow","categoryId":1}                                        ',
+        200,
+        giveUp,
+      ),
     );
-    const silent = trickle(svc.port, '', '', 60_000, bound);
+    const silent = connected(trickle(svc.port, '', '', 60_000, giveUp));
 
-    // Meanwhile the server keeps answering everyone else promptly.
-    let served = 0;
+    // Meanwhile the server keeps answering everyone else: requests made while all three slow
+    // clients hold their connections are answered, one after the other, until they are cut.
+    let servedWhileHeld = 0;
     const others = (async () => {
-      for (let i = 0; i < 10; i++) {
-        const t0 = Date.now();
+      while (slowConnected > 0) {
+        const held = slowConnected === 3;
         const res = await fetch(`${svc.url}/v1/pets?limit=1`, { headers: { authorization: `Bearer ${key}` } });
         expect(res.status).toBe(200);
-        expect(Date.now() - t0).toBeLessThan(1000);
-        served++;
-        await new Promise((r) => setTimeout(r, 500));
+        if (held && slowConnected === 3) servedWhileHeld++;
       }
     })();
 
-    const [h, b, s] = await Promise.all([headers, body, silent]);
+    const [h, b] = await Promise.all([headers, body, silent]);
     await others;
-    expect(served).toBe(10);
-
-    for (const [what, t, timeout] of [
-      ['headers', h, HEADERS_TIMEOUT_MS],
-      ['body', b, REQUEST_TIMEOUT_MS],
-      ['silent', s, HEADERS_TIMEOUT_MS],
-    ] as const) {
-      expect({ what, late: t.cutAfterMs > bound }).toEqual({ what, late: false });
-      expect({ what, early: t.cutAfterMs < timeout }).toEqual({ what, early: false });
-    }
+    expect(servedWhileHeld).toBeGreaterThan(0);
     // The trickled headers and body were answered 408 in the Error body before the cut.
     for (const t of [h, b]) {
       const res = parseResponse(t.answer);
-      expect(res.status).toBe(408);
+      expect(expectErrorBody(res, 408, 'validation_failed').details).toBeUndefined();
       expect(res.headers.connection).toBe('close');
-      expect(JSON.parse(res.body.toString('utf8'))).toEqual({ code: 'validation_failed', message: expect.any(String), status: 408 });
     }
     // Nothing half-received was stored.
     const list = await fetch(`${svc.url}/v1/pets?limit=100`, { headers: { authorization: `Bearer ${key}` } });
     expect(await list.json()).toEqual([]);
     expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  }, 120_000);
+
+  it('gives the HTTP server the configured headers and request timeouts, checked at the configured interval', async () => {
+    // The same settings in an app of this process: the server the built service listens with
+    // is made by the same configureApp (src/app.factory.ts).
+    const own = await createTestDatabase('embedded');
+    const app = await startTestApp(own, {
+      env: {
+        HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+        REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+        CONNECTIONS_CHECK_INTERVAL_MS: String(NODE_TIMEOUT_CHECK_MS),
+      },
+    });
+    try {
+      const server = app.getHttpServer() as http.Server & { connectionsCheckingInterval: number };
+      expect({
+        headersTimeout: server.headersTimeout,
+        requestTimeout: server.requestTimeout,
+        connectionsCheckingInterval: server.connectionsCheckingInterval,
+      }).toEqual({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: NODE_TIMEOUT_CHECK_MS });
+    } finally {
+      await app.close();
+      await own.drop();
+    }
   }, 120_000);
 });
 
@@ -207,7 +222,7 @@ describe('unauthenticated key guessing is rate limited per address', () => {
 });
 
 /** The database the attack tests run against: PostgreSQL when DATABASE_URL is set (CI), else the embedded one. */
-const ATTACK_DB: 'postgres' | 'embedded' = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+const ATTACK_DB = preferredDatabaseKind();
 
 /** Sends `count` requests, `concurrency` at a time; each gets its own request init from `init(i)`. */
 async function flood(
@@ -355,7 +370,7 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
   });
 });
 
-(process.env.DATABASE_URL ? describe : describe.skip)('finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)', () => {
+describeIfPostgres('finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)', () => {
   let db: TestDatabase;
   let svc: RunningService | undefined;
   const redis = redisEnv('readiness-flood');
@@ -372,15 +387,16 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
 
   it('answers 2,000 concurrent probes 200 within the readiness timeout, from a few computations', async () => {
     const before = await settledStats(db.env.DATABASE_URL);
-    svc = await startService({ ...db.env, ...redis.env, READINESS_TIMEOUT_MS: '2000' }, 60_000);
+    // Each computation reused for READINESS_CACHE_MS, here longer than the flood can take: the
+    // count below then depends on the mechanism (one computation at a time, reused), not on how
+    // fast this machine is.
+    svc = await startService({ ...db.env, ...redis.env, READINESS_TIMEOUT_MS: '2000', READINESS_CACHE_MS: '60000' }, 60_000);
     // All 2,000 at once, over at most 400 connections (more than Node's listen backlog of 511
     // at once would be dropped by the kernel before the service sees them).
     const agent = new http.Agent({ keepAlive: true, maxSockets: 400 });
-    const started = performance.now();
     const probes = await Promise.all(
       Array.from({ length: 2000 }, () => get(`${svc!.url}/readyz`, agent)),
     ).finally(() => agent.destroy());
-    const floodMs = performance.now() - started;
     expect(await svc.stop('SIGTERM')).toBe(0);
     svc = undefined;
     const after = await settledStats(db.env.DATABASE_URL);
@@ -389,15 +405,15 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
     const roundTrips = after.xactCommit + after.xactRollback - (before.xactCommit + before.xactRollback) - 1;
     const computations = after.scans._prisma_migrations - (before.scans._prisma_migrations ?? 0);
     process.stdout.write(
-      `finding 3: ${roundTrips} database round trips, ${computations} readiness computations for 2000 probes in ${Math.round(floodMs)} ms\n`,
+      `finding 3: ${roundTrips} database round trips, ${computations} readiness computations for 2000 probes\n`,
     );
     // Every probe was answered from a computation that finished within READINESS_TIMEOUT_MS
     // (the server gives up on a check after it, and the answer is then a 503).
     const outcomes = probes.map((p) => `${p.status} ${p.body.status ?? p.body.code}`);
     expect(outcomes).toEqual(Array(2000).fill('200 ok'));
-    // One computation at a time, each reused for READINESS_CACHE_MS (1 s): at most one per
-    // second of the flood, and one more for the second it started in. Before: one per probe.
-    const allowed = 2 + Math.floor(floodMs / 1000);
+    // One computation at a time, reused for READINESS_CACHE_MS: one for the whole flood, and one
+    // to spare (as a flood within one cache period was always allowed). Before: one per probe.
+    const allowed = 2;
     expect(computations).toBeLessThanOrEqual(allowed);
     // Three queries per computation (SELECT 1, the migrations table's existence and rows), and
     // what the service's start does.

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildService, RunningService, startService } from './support/built-service.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { waitFor } from './support/wait-for.js';
+import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 
 /** The key tool as a user runs it (`npm run apikey -- …` is `node dist/cli/apikey.js …`). */
 interface Run {
@@ -55,16 +56,15 @@ jest.setTimeout(180_000);
 const START_TIMEOUT_MS = 90_000;
 
 /** What the service printed that matches, once it arrives through the pipe. */
-async function printed(svc: RunningService, pattern: RegExp): Promise<string | undefined> {
-  for (let i = 0; i < 100 && !pattern.test(svc.output()); i++) await new Promise((r) => setTimeout(r, 100));
-  return pattern.exec(svc.output())?.[0];
+function printed(svc: RunningService, pattern: RegExp): Promise<string> {
+  return waitFor(() => pattern.exec(svc.output())?.[0], { what: `the service to print ${pattern}` });
 }
 
 beforeAll(() => {
   buildService();
 }, 180_000);
 
-describe.each(databaseKinds().map((k) => [k] as const))('the apikey tool on %s', (kind) => {
+describeEachDatabase('the apikey tool on %s', (kind) => {
   let db: TestDatabase;
   let env: Record<string, string>;
   const secrets: string[] = [];
@@ -183,9 +183,7 @@ describe.each(databaseKinds().map((k) => [k] as const))('the apikey tool on %s',
   });
 });
 
-const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
-
-describeIfPg('the apikey tool on an unmigrated PostgreSQL database', () => {
+describeIfPostgres('the apikey tool on an unmigrated PostgreSQL database', () => {
   it('says to apply the migrations', async () => {
     const db = await createTestDatabase('postgres', { migrate: false });
     try {

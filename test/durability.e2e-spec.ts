@@ -1,6 +1,7 @@
 import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * Nothing accepted is lost: the built service is killed with SIGKILL (no shutdown, no flush)
@@ -20,7 +21,7 @@ interface Sent {
   text?: string;
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('durability across SIGKILL on %s', (kind) => {
+describeEachDatabase('durability across SIGKILL on %s', (kind) => {
   let db: TestDatabase;
   let svc: RunningService | undefined;
   let key: string;
@@ -78,13 +79,19 @@ describe.each(databaseKinds().map((k) => [k] as const))('durability across SIGKI
       }
     };
     const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
-    const deadline = Date.now() + 60_000;
-    while (answered < ANSWERED_BEFORE_KILL && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    // Mid-stream: requests are being read, inserted and committed at this very moment.
-    svc.child.kill('SIGKILL');
-    await svc.exited;
-    killed = true;
-    await Promise.all(workers);
+    try {
+      await waitFor(() => answered >= ANSWERED_BEFORE_KILL, {
+        what: `${ANSWERED_BEFORE_KILL} creates answered 201`,
+        timeoutMs: 60_000,
+        intervalMs: 10,
+      });
+    } finally {
+      // Mid-stream: requests are being read, inserted and committed at this very moment.
+      svc.child.kill('SIGKILL');
+      await svc.exited;
+      killed = true;
+      await Promise.all(workers);
+    }
     svc = undefined;
 
     const ok = sent.filter((s) => s.status === 201);

@@ -4,21 +4,21 @@ import { IdempotencyService, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TIMEOUT_MS } from '..
 import { hashApiKey } from '../src/auth/api-key-format.js';
 import { requestFingerprint } from '../src/idempotency/idempotency-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
+import { expectErrorBody } from './support/error-body.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 const BASE = 'https://api.example.test/v1';
 
 function expectError(res: request.Response, status: number, code: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(res.body).toEqual({ code, message: expect.any(String), status, ...(res.body.details ? { details: res.body.details } : {}) });
+  expectErrorBody(res, status, code);
   // Thrown after the guards: the rate-limit headers are there, as on every /v1 answer.
   expect(res.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
   expect(res.headers['idempotent-replayed']).toBeUndefined();
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
+describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let key: string;

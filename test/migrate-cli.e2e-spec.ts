@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { readMigrations } from '../src/database/migrator.js';
 import { buildService } from './support/built-service.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 /** The migrate command as the container image runs it: `node dist/database/migrate.main.js`. */
 function migrateCli(env: Record<string, string>): { status: number | null; out: string } {
@@ -14,7 +14,7 @@ function migrateCli(env: Record<string, string>): { status: number | null; out: 
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
-describe.each(databaseKinds().map((k) => [k] as const))('the migrate command on %s', (kind) => {
+describeEachDatabase('the migrate command on %s', (kind) => {
   let db: TestDatabase;
 
   beforeAll(async () => {

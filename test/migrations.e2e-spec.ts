@@ -4,11 +4,9 @@ import pg from 'pg';
 import { migratePostgres } from '../src/database/database.js';
 import { pendingMigrations, readMigrations } from '../src/database/migrator.js';
 import { pgClientRunner } from '../src/database/sql-runner.js';
-import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 
-const describeIfPg = process.env.DATABASE_URL ? describe : describe.skip;
-
-describeIfPg('migrations on PostgreSQL', () => {
+describeIfPostgres('migrations on PostgreSQL', () => {
   let db: TestDatabase;
   let client: pg.Client;
 

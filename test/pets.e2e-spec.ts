@@ -1,7 +1,9 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
-import { FakeClock, issueApiKey, startTestApp } from './support/app.js';
+import { expectErrorBody } from './support/error-body.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { issueApiKey } from './support/api-keys.js';
 import { newPet } from './factories/pet.factory.js';
 
 const BASE = 'https://api.example.test/v1';
@@ -11,14 +13,7 @@ function raw(res: request.Response): string {
   return res.text;
 }
 
-function expectError(res: request.Response, status: number, code: string): void {
-  expect(res.status).toBe(status);
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(res.body).toEqual(expect.objectContaining({ code, status, message: expect.any(String) }));
-  expect(res.body.message.length).toBeGreaterThan(0);
-}
-
-describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind) => {
+describeEachDatabase('pets API on %s', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   const clock = new FakeClock();
@@ -79,14 +74,14 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
       ['unknown field', { name: 'x', categoryId: 1, colour: 'red' }, 'colour'],
     ])('refuses %s with 400 naming the field', async (_what, body, field) => {
       const res = await post(body);
-      expectError(res, 400, 'validation_failed');
+      expectErrorBody(res, 400, 'validation_failed');
       expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
     });
 
     it('refuses categoryId beyond int64 and numbers written inexactly', async () => {
       for (const text of ['9223372036854775808', '1e400', '9007199254740993.0e0', '1e16']) {
         const res = await post(`{"name":"x","categoryId":${text}}`);
-        expectError(res, 400, 'validation_failed');
+        expectErrorBody(res, 400, 'validation_failed');
       }
     });
 
@@ -97,44 +92,44 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
     });
 
     it('answers 400 malformed_json for broken JSON, duplicate keys and invalid UTF-8', async () => {
-      expectError(await post('{"name":'), 400, 'malformed_json');
-      expectError(await post('{"name":"a","name":"b","categoryId":1}'), 400, 'malformed_json');
+      expectErrorBody(await post('{"name":'), 400, 'malformed_json');
+      expectErrorBody(await post('{"name":"a","name":"b","categoryId":1}'), 400, 'malformed_json');
       const bad = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","categoryId":1}')]);
       const sent = http.post('/v1/pets').set('Content-Type', 'application/json').serialize((b: unknown) => b as string);
-      expectError(await sent.send(bad), 400, 'malformed_json');
+      expectErrorBody(await sent.send(bad), 400, 'malformed_json');
     });
 
     it('answers 400 when the body is not an object or is missing', async () => {
-      expectError(await post('[1,2]'), 400, 'validation_failed');
-      expectError(await post('"x"'), 400, 'validation_failed');
-      expectError(await post('null'), 400, 'validation_failed');
-      expectError(await http.post('/v1/pets'), 400, 'validation_failed');
+      expectErrorBody(await post('[1,2]'), 400, 'validation_failed');
+      expectErrorBody(await post('"x"'), 400, 'validation_failed');
+      expectErrorBody(await post('null'), 400, 'validation_failed');
+      expectErrorBody(await http.post('/v1/pets'), 400, 'validation_failed');
     });
 
     it('answers 415 for a body that is not application/json', async () => {
       const res = await http.post('/v1/pets').set('Content-Type', 'text/plain').send('{"name":"x","categoryId":1}');
-      expectError(res, 415, 'unsupported_media_type');
+      expectErrorBody(res, 415, 'unsupported_media_type');
       const latin = await http
         .post('/v1/pets')
         .set('Content-Type', 'application/json; charset=latin1')
         .send('{"name":"x","categoryId":1}');
-      expectError(latin, 415, 'unsupported_media_type');
+      expectErrorBody(latin, 415, 'unsupported_media_type');
     });
 
     it('answers 413 for a body over 16 KiB and stores nothing', async () => {
       const before = await http.get('/v1/pets?limit=100');
       const res = await post({ name: 'x', categoryId: 1, pad: 'y'.repeat(17 * 1024) });
-      expectError(res, 413, 'payload_too_large');
+      expectErrorBody(res, 413, 'payload_too_large');
       const after = await http.get('/v1/pets?limit=100');
       expect(after.body).toEqual(before.body);
     });
 
     it('refuses __proto__ and constructor keys without touching prototypes', async () => {
       const res = await post('{"name":"x","categoryId":1,"__proto__":{"polluted":true}}');
-      expectError(res, 400, 'validation_failed');
+      expectErrorBody(res, 400, 'validation_failed');
       expect(res.body.details).toEqual([expect.objectContaining({ field: '__proto__' })]);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-      expectError(await post('{"name":"x","categoryId":1,"constructor":{"prototype":{}}}'), 400, 'validation_failed');
+      expectErrorBody(await post('{"name":"x","categoryId":1,"constructor":{"prototype":{}}}'), 400, 'validation_failed');
     });
   });
 
@@ -207,7 +202,7 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
       ['__proto__=1', 'unknown_parameter', '__proto__'],
     ])('answers 400 for %s', async (query, code, field) => {
       const res = await http.get(`/v1/pets?${query}`);
-      expectError(res, 400, code);
+      expectErrorBody(res, 400, code);
       expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
     });
   });
@@ -225,13 +220,13 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
 
     it('answers 404 not_found for an id that does not exist, with the deprecation headers', async () => {
       const res = await http.get('/v1/pets/9223372036854775807');
-      expectError(res, 404, 'not_found');
+      expectErrorBody(res, 404, 'not_found');
       expect(res.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
     });
 
     it.each(['0', '-1', 'abc', '1.5', '9223372036854775808', '01', '%20'])('answers 400 for petId %s', async (id) => {
       const res = await http.get(`/v1/pets/${id}`);
-      expectError(res, 400, 'invalid_parameter');
+      expectErrorBody(res, 400, 'invalid_parameter');
       expect(res.headers.deprecation).toBeDefined();
     });
 
@@ -241,7 +236,7 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
         expect((await http.get('/v1/pets/1')).status).not.toBe(410);
         clock.set('2030-12-05T00:00:00Z');
         const res = await http.get('/v1/pets/1');
-        expectError(res, 410, 'gone');
+        expectErrorBody(res, 410, 'gone');
         expect(res.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
       } finally {
         clock.set('2026-11-22T12:00:00Z');
@@ -251,16 +246,16 @@ describe.each(databaseKinds().map((k) => [k] as const))('pets API on %s', (kind)
 
   describe('errors from routing', () => {
     it('answers 404 route_not_found for unknown paths', async () => {
-      expectError(await http.get('/v1/nothing'), 404, 'route_not_found');
-      expectError(await http.get('/'), 404, 'route_not_found');
+      expectErrorBody(await http.get('/v1/nothing'), 404, 'route_not_found');
+      expectErrorBody(await http.get('/'), 404, 'route_not_found');
     });
 
     it('answers 405 method_not_allowed with Allow for a known path', async () => {
       const res = await http.delete('/v1/pets');
-      expectError(res, 405, 'method_not_allowed');
+      expectErrorBody(res, 405, 'method_not_allowed');
       expect(res.headers.allow).toBe('GET, HEAD, POST');
       const put = await http.put('/v1/pets/1');
-      expectError(put, 405, 'method_not_allowed');
+      expectErrorBody(put, 405, 'method_not_allowed');
       expect(put.headers.allow).toBe('GET, HEAD');
     });
   });

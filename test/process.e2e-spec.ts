@@ -1,9 +1,9 @@
 import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
-import { createTestDatabase, databaseKinds, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 /** The built service as its own process, spoken to over a real socket. */
-describe.each(databaseKinds().map((k) => [k] as const))('the built service on %s', (kind) => {
+describeEachDatabase('the built service on %s', (kind) => {
   let db: TestDatabase;
   let svc: RunningService;
   let auth: { authorization: string };

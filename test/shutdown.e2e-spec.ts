@@ -2,6 +2,8 @@ import http from 'node:http';
 import { issueApiKeyIn } from './support/api-keys.js';
 import { RunningService, startService } from './support/built-service.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { sample } from './support/metrics-text.js';
+import { waitFor } from './support/wait-for.js';
 
 interface Answer {
   status: number;
@@ -23,16 +25,9 @@ function get(url: string, headers: Record<string, string> = {}, agent?: http.Age
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, fn: () => T | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
+/** Requests the service is serving, as its /metrics gauge says (counting the scrape itself). */
+async function inFlight(url: string): Promise<number> {
+  return sample((await get(`${url}/metrics`)).body, 'http_requests_in_flight', {}) ?? 0;
 }
 
 /**
@@ -86,7 +81,7 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
 
     // Every line of output parses as JSON.
     const access = (id: string) => () => lines().find((l) => l.requestId === id && l.msg === 'request completed');
-    const first = await waitFor('the access log line of log-test-1', access('log-test-1'));
+    const first = await waitFor(access('log-test-1'), { what: 'the access log line of log-test-1' });
     expect(first).toEqual(
       expect.objectContaining({
         level: 'info',
@@ -99,7 +94,7 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
         keyId: apiKey.id,
       }),
     );
-    const second = await waitFor('the access log line of the 401', access(generated));
+    const second = await waitFor(access(generated), { what: 'the access log line of the 401' });
     expect(second).toEqual(expect.objectContaining({ route: '/v1/pets', status: 401 }));
     expect(second.keyId).toBeUndefined();
     expect(lines().filter((l) => l.requestId === 'log-test-1' && l.msg === 'request completed')).toHaveLength(1);
@@ -112,11 +107,13 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
     try {
       expect((await get(`${svc.url}/readyz`, {}, keepAlive)).status).toBe(200);
 
-      const started = Date.now();
-      const slow = get(`${svc.url}/healthz`, { 'X-Test-Delay-Ms': '2500', 'X-Request-Id': 'slow-1' });
-      await sleep(300); // the slow request is in flight
+      // Nothing else in flight (the scrape counts itself), then the slow request is.
+      await waitFor(async () => (await inFlight(svc.url)) === 1, { what: 'no request in flight' });
+      let slowDone = false;
+      const slow = get(`${svc.url}/healthz`, { 'X-Test-Delay-Ms': '2500', 'X-Request-Id': 'slow-1' }).finally(() => (slowDone = true));
+      await waitFor(async () => (await inFlight(svc.url)) === 2, { what: 'the slow request to be in flight' });
       svc.child.kill('SIGTERM');
-      await waitFor('the SIGTERM log', () => lines().find((l) => l.context === 'Shutdown') ?? undefined);
+      await waitFor(() => lines().find((l) => l.context === 'Shutdown'), { what: 'the SIGTERM log' });
 
       // During SHUTDOWN_DELAY_MS: still answering, but not ready, and closing kept-alive connections.
       const ready = await get(`${svc.url}/readyz`, {}, keepAlive);
@@ -130,22 +127,23 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
       expect(ready.headers.connection).toBe('close');
 
       // Then the listener closes: new connections are refused while the slow request runs on.
-      let refused: string | undefined;
-      while (!refused && Date.now() - started < 2500) {
-        refused = await get(`${svc.url}/healthz`).then(
-          () => undefined,
-          (err: NodeJS.ErrnoException) => err.code,
-        );
-        if (!refused) await sleep(50);
-      }
+      const refused = await waitFor(
+        () =>
+          get(`${svc.url}/healthz`).then(
+            () => undefined,
+            (err: NodeJS.ErrnoException) => err.code ?? err.message,
+          ),
+        { what: 'new connections to be refused', intervalMs: 50 },
+      );
+      expect({ refused, slowDone }).toEqual({ refused, slowDone: false });
       // Refused by the closed listener, or (Node 24) accepted by the kernel just before the close
       // and reset unanswered as an idle connection: either way no new request is served.
       expect(['ECONNREFUSED', 'ECONNRESET']).toContain(refused);
 
+      // Held to its end (a request cut short by the shutdown would have no answer).
       const done = await slow;
       expect(done.status).toBe(200);
       expect(done.headers['x-request-id']).toBe('slow-1');
-      expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
 
       expect(await svc.exited).toBe(0);
       const shutdownLog = lines()

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Request } from 'express';
+import { CacheClock, stopCacheClock } from '../../test/support/cache-clock.js';
 import { ApiError } from '../errors/api-error.js';
 import { loadConfig } from '../config/config.js';
 import { generateApiKey, hashApiKey } from './api-key-format.js';
@@ -41,7 +42,12 @@ async function refusal(auth: AuthService, header?: string): Promise<ApiError> {
 }
 
 describe('AuthService', () => {
-  afterEach(() => jest.useRealTimers());
+  let clock: CacheClock | undefined;
+  afterEach(() => {
+    clock?.restore();
+    clock = undefined;
+    jest.useRealTimers();
+  });
 
   it('accepts a valid key with the Bearer scheme in any case and puts the principal on the request', async () => {
     const { auth } = setup();
@@ -90,13 +96,19 @@ describe('AuthService', () => {
   });
 
   it('serves a hot key from the cache, one lookup for concurrent requests, until the TTL passes', async () => {
+    // The cache's own clock, stopped: the entry expires when the test moves it, not with time.
+    jest.useFakeTimers();
+    const cache = (clock = stopCacheClock());
     const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
     const results = await Promise.all(Array.from({ length: 20 }, async () => auth.resolve(req(`Bearer ${KEY}`))));
     expect(results.every((r) => r.ok)).toBe(true);
     expect(keys.findByHash).toHaveBeenCalledTimes(1);
+    cache.advance(149);
+    jest.advanceTimersByTime(149);
     await auth.resolve(req(`Bearer ${KEY}`));
     expect(keys.findByHash).toHaveBeenCalledTimes(1);
-    await new Promise((r) => setTimeout(r, 200));
+    cache.advance(2);
+    jest.advanceTimersByTime(2);
     await auth.resolve(req(`Bearer ${KEY}`));
     expect(keys.findByHash).toHaveBeenCalledTimes(2);
   });
@@ -154,6 +166,8 @@ describe('AuthService', () => {
   });
 
   it('prechecks without the database: settled results, then unknown until a key is found, then known', async () => {
+    jest.useFakeTimers();
+    const cache = (clock = stopCacheClock());
     const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '50' });
     expect(auth.precheck(req())).toMatchObject({ ok: false, error: { code: 'missing_api_key' } });
     expect(auth.precheck(req('Bearer not-a-key'))).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
@@ -167,7 +181,8 @@ describe('AuthService', () => {
     expect((await auth.resolve(hot)).ok).toBe(true);
     expect(keys.findByHash).toHaveBeenCalledTimes(1);
     // Past the cache TTL it is still no guess.
-    await new Promise((r) => setTimeout(r, 80));
+    cache.advance(51);
+    jest.advanceTimersByTime(51);
     expect(auth.precheck(req(`Bearer ${KEY}`))).toBe('known');
     const other = generateApiKey();
     await auth.resolve(req(`Bearer ${other}`));

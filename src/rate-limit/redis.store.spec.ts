@@ -1,18 +1,18 @@
 import { Logger } from '@nestjs/common';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from '../../test/support/redis-env.js';
 import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
 import { LEASE_MAX, LEASE_MS, RATE_LIMIT_SCRIPT_SHA, RedisRateLimitStore } from './redis.store.js';
 
-const REDIS_URL = process.env.REDIS_URL;
-const describeIfRedis = REDIS_URL ? describe : describe.skip;
+const REDIS_URL = redisUrl();
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
 const T = Date.parse('2026-11-22T12:00:10Z');
-const PREFIX = `test:rl-unit:${process.pid}:${Math.random().toString(36).slice(2, 8)}:`;
+const PREFIX = redisPrefix('rl-unit');
 
 function newStore(url = REDIS_URL as string, prefix = PREFIX): RedisRateLimitStore {
   const clock = new SystemClock();
@@ -24,7 +24,7 @@ function newStore(url = REDIS_URL as string, prefix = PREFIX): RedisRateLimitSto
   });
 }
 
-describeIfRedis('RedisRateLimitStore against Redis', () => {
+describeWithRedis('RedisRateLimitStore against Redis', () => {
   let store: RedisRateLimitStore;
   let admin: Redis;
 
@@ -36,9 +36,8 @@ describeIfRedis('RedisRateLimitStore against Redis', () => {
 
   afterAll(async () => {
     await store.onModuleDestroy();
-    const keys = await admin.keys(`${PREFIX}*`);
-    if (keys.length > 0) await admin.del(...keys);
     admin.disconnect();
+    await dropRedisKeys(PREFIX);
   });
 
   it('decides exactly as the memory store does, request by request (property)', async () => {
@@ -187,19 +186,22 @@ describe('RedisRateLimitStore without a reachable Redis', () => {
   it('answers from memory at once, logs the outage once, and never throws', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const store = newStore('redis://127.0.0.1:1', 'unreachable:');
+    const scripts: jest.SpyInstance[] = [];
     try {
       await store.onModuleInit();
       const request: ConsumeRequest = { subject: 'key:1', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 3 }], banThreshold: 20, banMs: 1 };
-      const started = Date.now();
+      // At once: decided in memory without a command to Redis (none could be answered).
+      scripts.push(jest.spyOn(Redis.prototype, 'evalsha'), jest.spyOn(Redis.prototype, 'eval'));
       const outcomes = [];
       for (let i = 0; i < 4; i++) outcomes.push((await store.consume(request)).outcome);
-      expect(Date.now() - started).toBeLessThan(200);
+      expect(scripts.map((spy) => spy.mock.calls.length)).toEqual([0, 0]);
       expect(outcomes).toEqual(['allowed', 'allowed', 'allowed', 'limited']);
       expect(store.shared).toBe(false);
       expect(warn.mock.calls.filter(([m]) => /Redis unavailable/.test(String(m)))).toHaveLength(1);
     } finally {
       await store.onModuleDestroy();
       warn.mockRestore();
+      for (const spy of scripts) spy.mockRestore();
     }
   });
 });

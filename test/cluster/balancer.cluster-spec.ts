@@ -9,6 +9,7 @@ import { createTestDatabase, TestDatabase } from '../support/databases.js';
 import { haproxyVersion, RunningHaproxy, ServerStat, startHaproxy } from '../support/haproxy.js';
 import { redisEnv } from '../support/redis-env.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { waitFor } from '../support/wait-for.js';
 import { Answer, Load, LoadFigures, send } from './load.js';
 
 /*
@@ -34,17 +35,6 @@ interface Instance {
   svc: RunningService;
   /** Output of earlier processes of this instance (before a restart). */
   previous: string;
-}
-
-/** Polls until `check` returns a value, at most timeoutMs (then fails naming `what`). */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** One counter or gauge of an instance's /metrics (summed over series whose labels contain `labels`). */
@@ -85,11 +75,10 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
   const stats = async (): Promise<Map<string, ServerStat>> => (await haproxy.stats()).servers;
   const status = async (name: string): Promise<string> => (await stats()).get(name)?.status ?? 'missing';
   const untilStatus = (name: string, wanted: (s: string) => boolean, timeoutMs = 30_000) =>
-    waitFor(
-      `HAProxy to see ${name} ${wanted.toString()}`,
-      async () => ((s) => (wanted(s) ? s : undefined))(await status(name)),
+    waitFor(async () => ((s) => (wanted(s) ? s : undefined))(await status(name)), {
+      what: `HAProxy to see ${name} ${wanted.toString()}`,
       timeoutMs,
-    );
+    });
   const isUp = (s: string) => s === 'UP';
   const isDown = (s: string) => s.startsWith('DOWN') || s.includes('MAINT');
   /** HAProxy's retries and redispatches so far, and the connection and response errors behind them. */
@@ -404,9 +393,8 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
       let early: Answer | undefined;
       for (const h of held) void h.answer.then((a) => (early ??= a));
       const reached = await waitFor(
-        'the held requests to reach the victim',
         async () => (early ? 'answered early' : (await stats()).get(victim.name)!.scur >= 9 ? 'held' : undefined),
-        10_000,
+        { what: 'the held requests to reach the victim' },
       );
       if (early) throw new Error(`a held request was answered before the kill (${reached}): ${early.status} ${early.body}`);
     } finally {
@@ -478,11 +466,9 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
       // Both instances see it (readiness stays 200 "degraded": they keep serving) …
       degraded = await Promise.all(
         instances.map((i) =>
-          waitFor(
-            `${i.name} to report Redis down`,
-            async () => ((s) => (s === 'degraded' ? s : undefined))(await readiness(i)),
-            20_000,
-          ),
+          waitFor(async () => ((s) => (s === 'degraded' ? s : undefined))(await readiness(i)), {
+            what: `${i.name} to report Redis down`,
+          }),
         ),
       );
       await traffic.progress(300);
@@ -491,11 +477,10 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
       // … and go back to it.
       await Promise.all(
         instances.map((i) =>
-          waitFor(
-            `${i.name} to report Redis back`,
-            async () => ((s) => (s === 'ok' ? s : undefined))(await readiness(i)),
-            30_000,
-          ),
+          waitFor(async () => ((s) => (s === 'ok' ? s : undefined))(await readiness(i)), {
+            what: `${i.name} to report Redis back`,
+            timeoutMs: 30_000,
+          }),
         ),
       );
       await traffic.progress(150);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { waitFor } from '../support/wait-for.js';
 
 /** One HTTP exchange's outcome: a status, or the network error that took its place. */
 export interface Answer {
@@ -138,12 +139,12 @@ export class Load {
   /** Resolves when `count` more operations have completed (or the run ended), polling progress. */
   async progress(count: number, timeoutMs = 30_000): Promise<void> {
     const target = this.completed + count;
-    const deadline = Date.now() + timeoutMs;
-    while (this.completed < target) {
-      if (this.stopping || Date.now() > deadline)
-        throw new Error(`load made no progress to ${target} operations (at ${this.completed})`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const reached = await waitFor(() => (this.stopping ? 'stopped' : this.completed >= target && 'reached'), {
+      what: `the load to reach ${target} operations`,
+      timeoutMs,
+      intervalMs: 20,
+    });
+    if (reached === 'stopped') throw new Error(`load stopped before ${target} operations (at ${this.completed})`);
   }
 
   private async worker(agent: http.Agent, deadline: number): Promise<void> {

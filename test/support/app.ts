@@ -2,7 +2,6 @@ import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.factory.js';
-import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { AppModule, AppModuleOptions } from '../../src/app.module.js';
 import { Clock } from '../../src/time/clock.js';
 import type { TestDatabase } from './databases.js';
@@ -38,13 +37,5 @@ export async function startTestApp(
   return app;
 }
 
-/**
- * Issues an API key in the app's database and returns its secret. Unless told otherwise the
- * key is enterprise with limits no test reaches, so rate limits never get in a test's way.
- */
-export async function issueApiKey(app: NestExpressApplication, input: Partial<NewApiKey> = {}): Promise<string> {
-  const plan = input.plan ?? 'enterprise';
-  const limits = plan === 'enterprise' ? { perMinute: 1_000_000_000, perDay: 2_000_000_000 } : {};
-  const { key } = await app.get(ApiKeysService).create({ name: 'test key', plan, ...limits, ...input });
-  return key;
-}
+// The client's tests (clients/typescript/test) issue their keys through this module.
+export { issueApiKey } from './api-keys.js';

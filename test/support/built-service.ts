@@ -2,6 +2,8 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { watchChild } from './child-process.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * The service as a separate process, the way `npm start` runs it: compiled with the build's
@@ -72,35 +74,25 @@ export async function startService(env: Record<string, string>, timeoutMs = 20_0
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let done = false;
-  void exited.then(() => (done = true));
+  const watched = watchChild(child);
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  while (!done && Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  // Up when /healthz answers, or over when the process exits (a test of a refused start reads its output).
+  try {
+    await waitFor(async () => watched.done() || (await fetch(`${url}/healthz`)).ok, {
+      what: `the service on port ${port} to answer /healthz`,
+      timeoutMs,
+      intervalMs: 100,
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${watched.output()}`, { cause: err });
   }
   return {
     child,
     port,
     url,
-    output: () => out,
-    exited,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (!done) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
+    output: watched.output,
+    exited: watched.exited,
+    stop: (signal: NodeJS.Signals = 'SIGTERM') => watched.stop(signal, 15_000),
   };
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, AppConfig } from '../../src/config/config.js';
 import { migratePostgres, openEmbedded } from '../../src/database/database.js';
+import { describeIf } from './describe-if.js';
 
 /**
  * The databases the HTTP tests run against: always the embedded default (a fresh DATA_DIR),
@@ -14,7 +15,7 @@ import { migratePostgres, openEmbedded } from '../../src/database/database.js';
  * service migrates it when it opens it, as on a first start).
  */
 export interface TestDatabase {
-  kind: 'embedded' | 'postgres';
+  kind: DatabaseKind;
   /** Environment for loadConfig / a child process. */
   env: Record<string, string>;
   config(extra?: Record<string, string>): AppConfig;
@@ -29,8 +30,28 @@ export const TEST_ENV: Record<string, string> = {
   STAGING_BASE_URL: 'https://staging.example.test/v1',
 };
 
-export function databaseKinds(): ('embedded' | 'postgres')[] {
+export type DatabaseKind = 'embedded' | 'postgres';
+
+export function databaseKinds(): DatabaseKind[] {
   return process.env.DATABASE_URL ? ['embedded', 'postgres'] : ['embedded'];
+}
+
+/** PostgreSQL when DATABASE_URL is set (CI), else the embedded database: for suites that run on one. */
+export function preferredDatabaseKind(): DatabaseKind {
+  return process.env.DATABASE_URL ? 'postgres' : 'embedded';
+}
+
+/** The suite once per database kind there is (`title` names it with %s). */
+export function describeEachDatabase(title: string, suite: (kind: DatabaseKind) => void): void {
+  describe.each(databaseKinds().map((k) => [k] as const))(title, suite);
+}
+
+/** Suites that need PostgreSQL: skipped with a notice when DATABASE_URL is unset. */
+export function describeIfPostgres(title: string, suite: () => void): void {
+  describeIf(
+    Boolean(process.env.DATABASE_URL),
+    'DATABASE_URL is unset: the PostgreSQL-only suites do not run (e.g. DATABASE_URL=postgresql://postgres@127.0.0.1:5432/postgres)',
+  )(title, suite);
 }
 
 function adminUrl(): string {
@@ -38,7 +59,7 @@ function adminUrl(): string {
 }
 
 export async function createTestDatabase(
-  kind: 'embedded' | 'postgres',
+  kind: DatabaseKind,
   options: { migrate?: boolean } = {},
 ): Promise<TestDatabase> {
   if (kind === 'embedded') {

@@ -4,6 +4,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './built-service.js';
+import { watchChild } from './child-process.js';
+import { waitFor } from './wait-for.js';
 
 /** The balancer's configuration as shipped (README, "Rolling deploys behind HAProxy"). */
 export const HAPROXY_CONFIG = path.resolve('deploy/haproxy/haproxy.cfg');
@@ -106,12 +108,7 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let done = false;
-  void exited.then(() => (done = true));
+  const watched = watchChild(child);
 
   const stats = async () => {
     const { servers: s, backend } = parseStat(await socketCommand(socket, 'show stat'));
@@ -119,29 +116,21 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
     return { servers: s, backend };
   };
   // Started when its admin socket answers.
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (done) throw new Error(`haproxy exited at start:\n${out}`);
-    try {
-      await stats();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline)
-        throw new Error(`haproxy did not start: ${(err as Error).message}\n${out}`, { cause: err });
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  try {
+    await waitFor(async () => watched.done() || (await stats()), { what: "HAProxy's admin socket to answer", intervalMs: 50 });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`haproxy did not start: ${(err as Error).message}\n${watched.output()}`, { cause: err });
   }
+  if (watched.done()) throw new Error(`haproxy exited at start:\n${watched.output()}`);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    output: () => out,
+    output: watched.output,
     stats,
     command: (command: string) => socketCommand(socket, command),
     async stop() {
-      if (!done) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
+      await watched.stop('SIGTERM', 5000);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { waitFor } from './wait-for.js';
 
 /**
  * What a test database's own backends have done, read from PostgreSQL's cumulative statistics:
@@ -37,15 +38,15 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
 /** Waits (polling the server, up to `timeoutMs`) until no backend is connected to the database. */
 export async function waitForNoBackends(databaseUrl: string, timeoutMs = 20_000): Promise<void> {
   const name = new URL(databaseUrl).pathname.slice(1);
-  await withClient(adminUrl(databaseUrl), async (admin) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]);
-      if (Number(rows[0].n) === 0) return;
-      if (Date.now() > deadline) throw new Error(`${rows[0].n} backends still connected to ${name}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  });
+  await withClient(adminUrl(databaseUrl), (admin) =>
+    waitFor(
+      async () => {
+        const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        return Number(rows[0].n) === 0;
+      },
+      { what: `the backends connected to ${name} to go`, timeoutMs, intervalMs: 50 },
+    ),
+  );
 }
 
 /**

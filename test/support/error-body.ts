@@ -1,0 +1,31 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** An HTTP answer as any of the tests' clients hold it: supertest, raw-http, node:http. */
+export interface AnswerLike {
+  status: number;
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>;
+  /** Parsed JSON (supertest), or the raw text or bytes. */
+  body: unknown;
+}
+
+/**
+ * The one error body of the service (interface, "Error"): JSON, exactly `code`, a non-empty
+ * `message`, `status` equal to the HTTP status, and `details` only as field/message pairs.
+ * Returns the body for further checks.
+ */
+export function expectErrorBody(
+  res: AnswerLike,
+  status: number,
+  code: string,
+  message: RegExp = /\S/,
+): { code: string; message: string; status: number; details?: { field: string; message: string }[] } {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  const body = (typeof res.body === 'string' || Buffer.isBuffer(res.body) ? JSON.parse(res.body.toString()) : res.body) as ReturnType<
+    typeof expectErrorBody
+  >;
+  const details = body?.details === undefined ? {} : { details: expect.arrayContaining([]) as unknown };
+  expect(body).toEqual({ code, message: expect.stringMatching(message), status, ...details });
+  for (const d of body.details ?? []) expect(d).toEqual({ field: expect.any(String), message: expect.stringMatching(/\S/) });
+  return body;
+}
