@@ -1,10 +1,19 @@
+import { ValidationPipe } from '@nestjs/common';
+import { IsOptional, IsString } from 'class-validator';
 import { ListPetsQueryDto } from '../pets/dto/list-pets-query.dto.js';
 import { ApiError } from '../errors/api-error.js';
 import { ApiValidationPipe } from './api-validation.pipe.js';
 
+/** A query DTO without @PureQuery: its rules might read something besides the query. */
+class UnmarkedQueryDto {
+  @IsOptional()
+  @IsString()
+  q?: string;
+}
+
 const query = { type: 'query', metatype: ListPetsQueryDto, data: undefined } as const;
 
-describe('ApiValidationPipe on queries (each validated afresh)', () => {
+describe('ApiValidationPipe on queries', () => {
   it('answers a repeated accepted query with an equal, separate DTO', async () => {
     const pipe = new ApiValidationPipe();
     const first = (await pipe.transform({ limit: '20', status: 'sold' }, query)) as ListPetsQueryDto;
@@ -43,5 +52,23 @@ describe('ApiValidationPipe on queries (each validated afresh)', () => {
       limit: '2',
     });
     await expect(pipe.transform({ cursor: 'abc;limit=2' }, query)).rejects.toMatchObject({ code: 'invalid_parameter' });
+  });
+
+  it('validates a @PureQuery DTO once per distinct accepted query, and an unmarked DTO every time', async () => {
+    const validated = jest.spyOn(ValidationPipe.prototype, 'transform');
+    try {
+      const pipe = new ApiValidationPipe();
+      for (let i = 0; i < 3; i++) await pipe.transform({ limit: '20' }, query);
+      expect(validated).toHaveBeenCalledTimes(1);
+      await pipe.transform({ limit: '21' }, query);
+      expect(validated).toHaveBeenCalledTimes(2);
+
+      validated.mockClear();
+      const unmarked = { type: 'query', metatype: UnmarkedQueryDto, data: undefined } as const;
+      for (let i = 0; i < 3; i++) await expect(pipe.transform({ q: 'x' }, unmarked)).resolves.toEqual({ q: 'x' });
+      expect(validated).toHaveBeenCalledTimes(3);
+    } finally {
+      validated.mockRestore();
+    }
   });
 });

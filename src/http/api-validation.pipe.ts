@@ -1,4 +1,5 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ApiError, ErrorDetail } from '../errors/api-error.js';
 import { validatedProperties } from '../framework/index.js';
 
@@ -10,9 +11,25 @@ import { validatedProperties } from '../framework/index.js';
  * Unknown keys are refused before class-transformer sees the object: a `__proto__` or
  * `constructor` key must never reach an assignment.
  */
+const PURE_QUERY = Symbol('animal-store.pure-query');
+
+/**
+ * Marks a query DTO whose validation is a pure function of the parameters' text (class-validator's
+ * own rules, no custom validator that reads the clock, the database or anything else), so the
+ * validation pipe may remember the queries it accepted (see ApiValidationPipe.remembered). A DTO
+ * without the mark is validated afresh on every request.
+ */
+export function PureQuery(): ClassDecorator {
+  return (target) => {
+    (target as unknown as Record<symbol, boolean>)[PURE_QUERY] = true;
+  };
+}
+
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
   private readonly knownFields = new WeakMap<object, Set<string>>();
+  /** Accepted queries of @PureQuery DTOs, per class: their plain values by query (queryKey). */
+  private readonly acceptedQueries = new WeakMap<object, LRUCache<string, Readonly<Record<string, unknown>>>>();
 
   constructor() {
     super({
@@ -48,17 +65,36 @@ export class ApiValidationPipe extends ValidationPipe {
         unknown.map((field) => ({ field, message: `${field} is not an accepted ${what}` })),
       );
     }
-    // Every query is validated afresh: a memo of accepted queries saved about 9 µs a request
-    // (bench/validation-memo.mjs), under the noise of a ~300 µs request, and was correct only
-    // while every query DTO's rules were pure.
+    const memo = type === 'query' ? this.memoOf(metatype) : undefined;
+    const memoKey = memo && queryKey(value as Record<string, unknown>);
+    if (memoKey !== undefined) {
+      const accepted = memo!.get(memoKey);
+      if (accepted) return Object.assign(new (metatype as new () => object)(), accepted);
+    }
     try {
-      return await super.transform(value, metadata);
+      const dto = (await super.transform(value, metadata)) as object;
+      if (memoKey !== undefined) remember(memo!, memoKey, dto);
+      return dto;
     } catch (err) {
       if (!Array.isArray(err)) throw err;
       const details = flatten(err as ValidationError[]);
       const code = type === 'body' ? 'validation_failed' : 'invalid_parameter';
       throw new ApiError(400, code, details.map((d) => d.message).join('; ') || 'Invalid request.', details);
     }
+  }
+
+  /**
+   * The memo of a @PureQuery DTO. The hot paths send the same few queries over and over
+   * (`?limit=20`), and class-transformer + class-validator cost 7-12 µs and about 5% of a
+   * listPets request's garbage (bench/validation-memo.mjs, the allocation profile in the README,
+   * "Performance"). Only accepted queries are remembered (each refusal gets the full validation
+   * and its own error), at most MAX_REMEMBERED_QUERIES per DTO, least recently used dropped.
+   */
+  private memoOf(metatype: object): LRUCache<string, Readonly<Record<string, unknown>>> | undefined {
+    if ((metatype as Record<symbol, unknown>)[PURE_QUERY] !== true) return undefined;
+    let memo = this.acceptedQueries.get(metatype);
+    if (!memo) this.acceptedQueries.set(metatype, (memo = new LRUCache({ max: MAX_REMEMBERED_QUERIES })));
+    return memo;
   }
 
   private fieldsOf(metatype: object): Set<string> {
@@ -69,6 +105,32 @@ export class ApiValidationPipe extends ValidationPipe {
     }
     return fields;
   }
+}
+
+const MAX_REMEMBERED_QUERIES = 1000;
+const MAX_QUERY_KEY_LENGTH = 512;
+
+/** Remembers an accepted query's values; only when each is a plain value no handler can change. */
+function remember(memo: LRUCache<string, Readonly<Record<string, unknown>>>, key: string, dto: object): void {
+  const values: Record<string, unknown> = { ...dto };
+  if (Object.values(values).some((v) => typeof v === 'object' && v !== null)) return;
+  memo.set(key, Object.freeze(values));
+}
+
+/**
+ * The memo key of a parsed query: its names and values in order, when every value is a single
+ * string (a repeated parameter arrives as an array and always takes the full path) and the
+ * whole is short.
+ */
+function queryKey(query: Record<string, unknown>): string | undefined {
+  let key = '';
+  for (const name of Object.keys(query)) {
+    const v = query[name];
+    if (typeof v !== 'string') return undefined;
+    key += `${name.length}:${name}=${v.length}:${v};`;
+    if (key.length > MAX_QUERY_KEY_LENGTH) return undefined;
+  }
+  return key;
 }
 
 function flatten(errors: ValidationError[], prefix = ''): ErrorDetail[] {

@@ -1,11 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { PureQuery } from '../../http/api-validation.pipe.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
 
 /**
  * Query of listPets. Values arrive as strings; a parameter given twice arrives as an array and
  * fails IsString. Unknown parameters are refused (whitelist), so a typo cannot widen a result.
  */
+@PureQuery() // class-validator's own rules only: accepted queries may be remembered
 export class ListPetsQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Maximum number of animals returned.' })
   @IsOptional()
