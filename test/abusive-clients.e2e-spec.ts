@@ -296,6 +296,53 @@ describe(`finding 1: a flood of well-formed unknown keys from one address costs 
   }, 120_000);
 });
 
+describe(`a valid key's first burst on a fresh instance is not taken for guessing (${ATTACK_DB}, ${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let base: string;
+  const redis = redisEnv('first-burst');
+  const clock = new FakeClock(new Date('2026-11-22T12:00:05Z'));
+
+  beforeAll(async () => {
+    db = await createTestDatabase(ATTACK_DB);
+    app = await startTestApp(db, { clock, env: redis.env });
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await redis.cleanup();
+    await db?.drop();
+  });
+
+  it('answers 100 concurrent first requests of an unseen valid key 200, with one key lookup and one count against the address', async () => {
+    // Issued through the service, so this instance has never looked it up: its first requests
+    // are indistinguishable from guesses until the database answers.
+    const key = await issueApiKey(app);
+    const lookups = jest.spyOn(app.get(ApiKeysService), 'findByHash');
+    const burst = await flood(`${base}/v1/pets`, 100, 100, () => ({ headers: { authorization: `Bearer ${key}` } }));
+    expect(burst.map((r) => `${r.status} ${r.body.code ?? ''}`)).toEqual(Array(100).fill('200 '));
+    expect(new Set(burst.map((r) => r.headers.get('x-ratelimit-limit')))).toEqual(new Set(['1000000000']));
+    expect(lookups).toHaveBeenCalledTimes(1);
+    // The address was charged for the first request only: a keyless request now sees 60 − 2 left.
+    const anonymous = await fetch(`${base}/v1/pets`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('x-ratelimit-limit')).toBe('60');
+    expect(anonymous.headers.get('x-ratelimit-remaining')).toBe('58');
+    lookups.mockRestore();
+  });
+
+  it('still counts every concurrent request of an unknown key against the address', async () => {
+    const guess = generateApiKey();
+    const burst = await flood(`${base}/v1/pets`, 30, 30, () => ({ headers: { authorization: `Bearer ${guess}` } }));
+    expect(burst.map((r) => `${r.status} ${r.body.code}`)).toEqual(Array(30).fill('401 invalid_api_key'));
+    expect(burst.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 30 }, (_, i) => 28 + i), // 57, 56, … 28: each one counted
+    );
+  });
+});
+
 /** A GET through `agent`, its status and JSON body. */
 function get(url: string, agent: http.Agent): Promise<{ status: number; body: { status?: string; code?: string } }> {
   return new Promise((resolve, reject) => {

@@ -123,6 +123,11 @@ export class AuthService implements BeforeApplicationShutdown {
     return settled;
   }
 
+  /** The hash of the request's key once precheck() found it `known` or `unknown`, else undefined. */
+  keyHash(req: Request): string | undefined {
+    return (req as AuthRequest)[HASH];
+  }
+
   /** Drops a key's cached lookup (it was revoked or re-planned by this process). */
   forget(hash: string): void {
     this.generation += 1;

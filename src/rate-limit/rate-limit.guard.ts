@@ -81,6 +81,11 @@ const WINDOW_WORDS: Record<string, string> = { minute: 'per minute', day: 'per d
 @Injectable()
 export class RateLimitGuard implements CanActivate {
   private readonly throttlers: ThrottlerOptions[];
+  /**
+   * The keys whose first request is being counted and looked up, each with whether it found the
+   * key valid. One entry per distinct key in flight, removed when its request is decided.
+   */
+  private readonly firstRequests = new Map<string, Promise<boolean>>();
 
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
@@ -131,11 +136,43 @@ export class RateLimitGuard implements CanActivate {
     return this.settle(context, req, pre, undefined);
   }
 
-  /** A key this instance has never found: the address first, then the lookup, then the key. */
+  /**
+   * A key this instance has never found: the address first, then the lookup, then the key.
+   *
+   * Requests with the same key that arrive while its first one is being counted and looked up
+   * wait for it: a client opening 100 connections to a fresh instance (after a deploy) sends 100
+   * first requests at once, and counting each against its address would refuse a valid
+   * enterprise key with 429s and then ban its address. If the first finds the key valid, they
+   * are counted against the key alone, with no lookup of their own (the result is shared). If
+   * not (an unknown key, an address over its limit, the database down), each goes the guess's
+   * way itself, so waiting never lets a guess skip its count.
+   */
   private async limitGuess(context: ExecutionContext, req: LimitedRequest): Promise<void> {
-    await this.count(context, this.addressSubject(req), 'anonymous');
-    const auth = await this.auth.resolve(req); // a failure is the 503, already counted per address
-    if (auth.ok) await this.count(context, this.keySubject(auth.principal), auth.principal.plan);
+    const hash = this.auth.keyHash(req) as string;
+    const first = this.firstRequests.get(hash);
+    if (first !== undefined && (await first)) {
+      let auth: AuthResult;
+      try {
+        auth = await this.auth.resolve(req);
+      } catch (err) {
+        return this.settle(context, req, undefined, err);
+      }
+      return this.settle(context, req, auth, undefined);
+    }
+    let found: (valid: boolean) => void = () => {};
+    if (first === undefined) this.firstRequests.set(hash, new Promise<boolean>((resolve) => (found = resolve)));
+    let valid = false;
+    try {
+      await this.count(context, this.addressSubject(req), 'anonymous');
+      const auth = await this.auth.resolve(req); // a failure is the 503, already counted per address
+      valid = auth.ok;
+      if (auth.ok) await this.count(context, this.keySubject(auth.principal), auth.principal.plan);
+    } finally {
+      if (first === undefined) {
+        this.firstRequests.delete(hash);
+        found(valid);
+      }
+    }
   }
 
   /** Counts a request whose credentials are judged (or could not be checked: `deferred`). */
