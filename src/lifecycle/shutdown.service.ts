@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Server, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { shutdownConfig, type ShutdownConfig } from '../config/shutdown.config.js';
+import { InFlight } from './in-flight.js';
 
 /** How often idle keep-alive connections are closed while draining. */
 const DRAIN_POLL_MS = 50;
@@ -27,7 +28,7 @@ export interface DrainResult {
 export class ShutdownService {
   private readonly logger = new Logger('Shutdown');
   private shuttingDown = false;
-  private readonly inFlight = new Set<ServerResponse>();
+  private readonly inFlight = new InFlight<ServerResponse>();
   private readonly attached = new WeakSet<Server>();
 
   constructor(@Inject(shutdownConfig.token) private readonly config: ShutdownConfig) {}
@@ -62,7 +63,7 @@ export class ShutdownService {
     this.begin();
     const started = Date.now();
     const deadline = started + this.config.shutdownTimeoutMs;
-    for (const res of this.inFlight) res.shouldKeepAlive = false;
+    for (const res of this.inFlight.values()) res.shouldKeepAlive = false;
     const closed = new Promise<void>((resolve) => {
       if (!server.listening) return resolve();
       server.close(() => resolve());
