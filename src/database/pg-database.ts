@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config/database.config.js';
 import type { Database, PreparedRead } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
-import { poolConfig, resilientPool, withPoolClient } from './pool.js';
+import { poolConfig, QueryWatch, queryLimitMs, resilientPool, withPoolClient } from './pool.js';
 import { pgClientRunner } from './sql-runner.js';
 
 /**
@@ -25,9 +25,10 @@ const INT8_RESULTS: pg.CustomTypesConfig = {
 /** PostgreSQL at DATABASE_URL, through a pool (Prisma and the hot path's reads) and a health pool. */
 export function openPostgres(config: DatabaseConfig): Database {
   const settings = poolConfig(config);
-  const pool = resilientPool(settings);
+  const watch = new QueryWatch(queryLimitMs(config));
+  const pool = resilientPool(settings, watch);
   // A separate small pool for health checks keeps readiness honest when the main pool is busy.
-  const healthPool = resilientPool({ ...settings, max: 1 });
+  const healthPool = resilientPool({ ...settings, max: 1 }, watch);
   return {
     kind: 'postgres',
     adapter: new PrismaPg(pool, {
@@ -46,6 +47,7 @@ export function openPostgres(config: DatabaseConfig): Database {
     withRunner: (fn) => withPoolClient(healthPool, (client) => fn(pgClientRunner(client))),
     async close() {
       await Promise.all([pool, healthPool].filter((p) => !p.ending).map((p) => p.end()));
+      watch.stop();
     },
   };
 }
