@@ -8,12 +8,13 @@ type Tracked = object & { [SLOT]?: number };
  * are O(1) (the last item moves into the freed slot) and allocate nothing once the array has
  * grown to the peak concurrency.
  *
- * Not a Set, on purpose. A Set with one add and one delete per request rehashes every few
- * dozen requests, and V8 keeps each old hash table (with the entries it held) linked to its
- * successor until a full GC. Those dead tables keep the young objects they point to alive
- * through every scavenge: with the responses in a Set, each request's objects were promoted
- * to the old generation (about 6 MB per scavenge at 2,500 req/s, 20 ms scavenge pauses and an
- * old generation growing by 20 MB/s on Node 24; `node --trace-gc-nvp`, README "Performance").
+ * Not a Set, on purpose. With the responses in a Set (one add and one delete per request),
+ * each request's objects outlived the young generation whenever it waited for I/O: about 6 MB
+ * promoted per scavenge at 2,500 req/s, 20 ms scavenge pauses and an old generation growing by
+ * 20 MB/s on Node 24 (`node --trace-gc-nvp`, README "Performance"); with this array, none. The
+ * likely cause: a Set rehashes every few dozen deletions, and V8 links each old hash table,
+ * entries and all, to its successor for the iterators it may still have, so the dead tables
+ * that reached the old generation keep what they point to alive until a full GC.
  */
 export class InFlight<T extends object> {
   private readonly items: (T & Tracked)[] = [];
