@@ -466,9 +466,17 @@ function build(withPeers) {
 }
 
 const distModule = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
-/** The database module of the built service: database/ since the layout of issue 17, prisma/ before. */
-const databaseModule = () =>
-  distModule(existsSync(path.join(DIST, 'database/database.js')) ? 'database/database.js' : 'prisma/database.js');
+/**
+ * The database openers of the built service: database/pg-database.js and embedded-database.js
+ * (each loaded only when used, since database.js imports them on demand), database/database.js
+ * before that, prisma/database.js before the layout of issue 17.
+ */
+async function databaseModule() {
+  if (existsSync(path.join(DIST, 'database/pg-database.js')) && !(await distModule('database/database.js')).openEmbedded) {
+    return { ...(await distModule('database/pg-database.js')), ...(await distModule('database/embedded-database.js')) };
+  }
+  return distModule(existsSync(path.join(DIST, 'database/database.js')) ? 'database/database.js' : 'prisma/database.js');
+}
 
 async function createDatabase() {
   const name = `animal_bench_${RUN_ID}`;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { migratePostgres } from '../src/database/database.js';
+import { migratePostgres } from '../src/database/pg-database.js';
 import { pendingMigrations, readMigrations } from '../src/database/migrator.js';
 import { pgClientRunner } from '../src/database/sql-runner.js';
 import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';

@@ -1,12 +1,6 @@
 import type { DatabaseConfig } from '../config/database.config.js';
-import { openEmbedded } from './embedded-database.js';
-import { openPostgres } from './pg-database.js';
 import type { SqlRunner } from './sql-runner.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-
-// The drivers' own openers, for the tests and tools that need one in particular.
-export { openEmbedded } from './embedded-database.js';
-export { openPostgres, migratePostgres } from './pg-database.js';
 
 type DriverAdapter = NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>;
 
@@ -40,5 +34,8 @@ export interface PreparedRead {
  * migration notes; `purpose` names the holder in DATA_DIR's lock (shown to whoever it refuses).
  */
 export async function openDatabase(config: DatabaseConfig, log: (msg: string) => void, purpose: string): Promise<Database> {
-  return config.databaseUrl ? openPostgres(config) : openEmbedded(config, log, purpose);
+  // Each driver is loaded only when selected: pg and its Prisma adapter, or PGlite, not both
+  // (part of the start; README "Performance").
+  if (config.databaseUrl) return (await import('./pg-database.js')).openPostgres(config);
+  return (await import('./embedded-database.js')).openEmbedded(config, log, purpose);
 }

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, AppConfig } from '../../src/config/config.js';
-import { migratePostgres, openEmbedded } from '../../src/database/database.js';
+import { openEmbedded } from '../../src/database/embedded-database.js';
+import { migratePostgres } from '../../src/database/pg-database.js';
 import { describeIf } from './describe-if.js';
 
 /**
