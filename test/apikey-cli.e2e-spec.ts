@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildService, RunningService, startService } from './support/built-service.js';
@@ -152,23 +152,6 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     expect(refused.stderr).toMatch(/revoked/);
   });
 
-  it.each([
-    [[]],
-    [['create', '--name', 'x']],
-    [['create', '--name', 'x', '--plan', 'gold']],
-    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10']],
-    [['create', '--name', 'x', '--plan', 'pro', '--per-day', '10']],
-    [['create', '--name', 'x', '--plan', 'pro', '--bogus']],
-    [['revoke', 'abc']],
-    [['set-plan', '1']],
-    [['delete', '1']],
-  ])('answers bad arguments %j with the usage on stderr and exit code 2', async (args) => {
-    const run = await tool(args, env);
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^apikey: .+\n\nUsage: npm run apikey -- <command>/);
-  });
-
   it('issues keys the service accepts, and refuses the revoked one', async () => {
     const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
     try {
@@ -180,6 +163,31 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     } finally {
       await svc.stop();
     }
+  });
+});
+
+describe('the apikey tool on bad arguments', () => {
+  // Arguments are judged before any database is opened: the DATA_DIR given is never created.
+  const dataDir = path.join(tmpdir(), `animal-store-usage-${process.pid}`);
+
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it.each([
+    [[]],
+    [['create', '--name', 'x']],
+    [['create', '--name', 'x', '--plan', 'gold']],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10']],
+    [['create', '--name', 'x', '--plan', 'pro', '--per-day', '10']],
+    [['create', '--name', 'x', '--plan', 'pro', '--bogus']],
+    [['revoke', 'abc']],
+    [['set-plan', '1']],
+    [['delete', '1']],
+  ])('answers %j with the usage on stderr and exit code 2, opening no database', async (args) => {
+    const run = await tool(args, { DATA_DIR: dataDir });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^apikey: .+\n\nUsage: npm run apikey -- <command>/);
+    expect(existsSync(dataDir)).toBe(false);
   });
 });
 
