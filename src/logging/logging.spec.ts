@@ -7,7 +7,8 @@ import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { requestEdge } from '../http/http-edge.js';
 import { routeTemplate } from '../http/route-template.js';
 import { loadConfig } from '../config/config.js';
-import { AppLogger, MAX_LOGGED_CHARS } from './app-logger.js';
+import fc from 'fast-check';
+import { AppLogger, BatchedDestination, MAX_LOGGED_CHARS } from './app-logger.js';
 import { createAppLogger } from './logging.module.js';
 
 /** A destination keeping every line, parsed (each write must be whole JSON lines). */
@@ -153,5 +154,83 @@ describe("Nest's logger over pino", () => {
       expect.objectContaining({ level: 'info', context: 'Main', msg: 'started' }),
       expect.objectContaining({ level: 'error', context: 'Main', msg: 'failed', err: expect.objectContaining({ stack: 'Error: x\n    at y' }) }),
     ]);
+  });
+});
+
+describe('BatchedDestination', () => {
+  /** A target that records each write it is handed, and whether it was flushed synchronously. */
+  function target() {
+    const writes: string[] = [];
+    let syncFlushes = 0;
+    return {
+      writes,
+      syncFlushes: () => syncFlushes,
+      stream: {
+        write: (s: string) => void writes.push(s),
+        flushSync: () => void (syncFlushes += 1),
+      },
+    };
+  }
+
+  afterEach(() => jest.useRealTimers());
+
+  it('hands lines over in order, joined, once a batch has gathered maxBytes', () => {
+    const t = target();
+    const dest = new BatchedDestination(t.stream, 30, 60_000);
+    dest.write(`${'a'.repeat(13)}\n`);
+    dest.write(`${'b'.repeat(13)}\n`);
+    expect(t.writes).toEqual([]);
+    dest.write(`${'c'.repeat(13)}\n`);
+    expect(t.writes).toEqual([`${'a'.repeat(13)}\n${'b'.repeat(13)}\n${'c'.repeat(13)}\n`]);
+    dest.flush();
+    expect(t.writes).toHaveLength(1); // nothing left, nothing written
+  });
+
+  it('hands a partial batch over maxDelayMs after its first line, not before', () => {
+    jest.useFakeTimers();
+    const t = target();
+    const dest = new BatchedDestination(t.stream, 1 << 20, 100);
+    dest.write('one\n');
+    jest.advanceTimersByTime(60);
+    dest.write('two\n'); // the delay runs from the first line of the batch
+    jest.advanceTimersByTime(39);
+    expect(t.writes).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(t.writes).toEqual(['one\ntwo\n']);
+    expect(jest.getTimerCount()).toBe(0); // no timer while nothing is gathered
+  });
+
+  it('writes everything out synchronously on flushSync (what the exit hook calls)', () => {
+    const t = target();
+    const dest = new BatchedDestination(t.stream, 1 << 20, 60_000);
+    dest.write('last words\n');
+    dest.flushSync();
+    expect(t.writes).toEqual(['last words\n']);
+    expect(t.syncFlushes()).toBe(1);
+  });
+
+  it('loses, reorders and splits no line, and hands over no batch smaller than maxBytes but the last', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 40 }).map((s) => `${s}\n`), { maxLength: 60 }), fc.integer({ min: 1, max: 200 }), (lines, maxBytes) => {
+        const t = target();
+        const dest = new BatchedDestination(t.stream, maxBytes, 60_000);
+        const boundaries = new Set<number>([0]);
+        let written = 0;
+        for (const line of lines) {
+          dest.write(line);
+          written += line.length;
+          boundaries.add(written);
+        }
+        const handedBeforeFlush = t.writes.length;
+        dest.flush();
+        expect(t.writes.join('')).toBe(lines.join(''));
+        let at = 0;
+        t.writes.forEach((batch, i) => {
+          at += batch.length;
+          expect(boundaries.has(at)).toBe(true); // batches end where lines end
+          if (i < handedBeforeFlush) expect(batch.length).toBeGreaterThanOrEqual(maxBytes);
+        });
+      }),
+    );
   });
 });
