@@ -131,14 +131,32 @@ describe('API key hashing', () => {
 });
 
 describe('memoizedKeyHasher', () => {
-  it('hashes as hashApiKey does, with and without a pepper, and stays bounded', () => {
+  it('hashes well-formed keys as hashApiKey does, with and without a pepper, and stays bounded', () => {
     fc.assert(
-      fc.property(fc.string(), fc.option(fc.string({ minLength: 1 }), { nil: undefined }), (key, pepper) => {
+      fc.property(fc.nat(), fc.option(fc.string({ minLength: 1 }), { nil: undefined }), (seed, pepper) => {
+        const bytes = (size: number) => Buffer.alloc(size, seed % 256);
+        const [a, b, c] = [generateApiKey(bytes), generateApiKey(), generateApiKey()];
         const hash = memoizedKeyHasher(pepper, 2);
-        expect(hash(key)).toBe(hashApiKey(key, pepper));
-        expect(hash(`${key}x`)).toBe(hashApiKey(`${key}x`, pepper));
-        expect(hash(`${key}y`)).toBe(hashApiKey(`${key}y`, pepper));
-        expect(hash(key)).toBe(hashApiKey(key, pepper)); // evicted, hashed again
+        expect(hash(a)).toBe(hashApiKey(a, pepper));
+        expect(hash(b)).toBe(hashApiKey(b, pepper));
+        expect(hash(c)).toBe(hashApiKey(c, pepper));
+        expect(hash(a)).toBe(hashApiKey(a, pepper)); // evicted, hashed again
+        expect(hash(a)).toBe(hashApiKey(a, pepper)); // remembered
+      }),
+    );
+  });
+
+  it('answers null for anything that is not a well-formed key, also after a well-formed one', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), (text) => {
+        const hash = memoizedKeyHasher(undefined, 10);
+        const key = generateApiKey();
+        expect(hash(key)).toBe(hashApiKey(key));
+        expect(hash(text)).toBe(isWellFormedApiKey(text) ? hashApiKey(text) : null);
+        // one character changed: the checksum fails, whatever was remembered before
+        const changed = key.slice(0, 10) + (key[10] === 'a' ? 'b' : 'a') + key.slice(11);
+        expect(hash(changed)).toBeNull();
+        expect(hash(key)).toBe(hashApiKey(key));
       }),
     );
   });

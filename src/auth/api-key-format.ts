@@ -72,15 +72,21 @@ export function hashApiKey(key: string, pepper?: string): string {
 }
 
 /**
- * hashApiKey with a memory of the keys it hashed last: a client sends the same key on every
- * request, and an HMAC costs an object, a buffer and a hex string each time (measured in the
- * bench's ledger under "guard: auth"). Bounded (LRU); a flood of fresh keys only churns it.
+ * The hash of a well-formed key (null for a malformed one), with a memory of the keys it
+ * hashed last: a client sends the same key on every request, and the checksum (BigInt base62)
+ * and the HMAC (an object, a buffer and a hex string) would be computed again each time
+ * (measured in the bench's ledger under "guard: auth"). A remembered key was well-formed when
+ * it was hashed, and is the same string now. Only well-formed keys are remembered; bounded
+ * (LRU), so a flood of fresh keys only churns it.
  */
-export function memoizedKeyHasher(pepper: string | undefined, max: number): (key: string) => string {
+export function memoizedKeyHasher(pepper: string | undefined, max: number): (key: string) => string | null {
   const hashes = new LRUCache<string, string>({ max });
   return (key) => {
     let hash = hashes.get(key);
-    if (hash === undefined) hashes.set(key, (hash = hashApiKey(key, pepper)));
+    if (hash === undefined) {
+      if (!isWellFormedApiKey(key)) return null;
+      hashes.set(key, (hash = hashApiKey(key, pepper)));
+    }
     return hash;
   };
 }

@@ -5,7 +5,7 @@ import { ApiError } from '../errors/api-error.js';
 import { requestContext } from '../http/request-context.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
-import { hashesEqual, isWellFormedApiKey, memoizedKeyHasher } from './api-key-format.js';
+import { hashesEqual, memoizedKeyHasher } from './api-key-format.js';
 import { ApiKeysService, StoredApiKey } from './api-keys.service.js';
 import type { AuthResult, Principal } from './auth.types.js';
 
@@ -69,7 +69,8 @@ export class AuthService implements BeforeApplicationShutdown {
   private generation = 0;
   private readonly lastTouched = new LRUCache<string, number>({ max: CACHE_MAX });
   private readonly touches = new Set<Promise<void>>();
-  private readonly hash: (key: string) => string;
+  /** The hash of a well-formed key, null for a malformed one (memoised). */
+  private readonly hash: (key: string) => string | null;
   /** Hashes the database returned a key for (valid or revoked): lookups of these are no guesses. */
   private readonly known = new LRUCache<string, true>({ max: CACHE_MAX });
   private readonly unknownLookups: Semaphore;
@@ -144,6 +145,7 @@ export class AuthService implements BeforeApplicationShutdown {
     const parsed = parseHeader(r.headers.authorization);
     if (typeof parsed !== 'string') return parsed;
     const hash = this.hash(parsed);
+    if (hash === null) return refuse('invalid_api_key', 'The API key is malformed; check that it was copied completely.');
     const hit = this.found?.get(hash);
     if (hit) {
       const result = this.judge(hit, hash);
@@ -209,7 +211,7 @@ function refuse(code: 'missing_api_key' | 'invalid_api_key', message: string): A
   return { ok: false, error: new ApiError(401, code, message) };
 }
 
-/** The bearer key of an Authorization header, or the refusal; never a lookup. */
+/** The bearer credential of an Authorization header (its form is checked by the hasher), or the refusal; never a lookup. */
 function parseHeader(header: string | undefined): string | AuthResult {
   // The messages never include what was presented: it may be a real key sent to the wrong place.
   if (header === undefined || header.trim() === '') {
@@ -218,9 +220,6 @@ function parseHeader(header: string | undefined): string | AuthResult {
   const match = /^\s*(\S+)(?:\s+(\S+))?\s*$/.exec(header);
   if (!match || match[1].toLowerCase() !== 'bearer' || match[2] === undefined) {
     return refuse('invalid_api_key', 'The Authorization header must be "Bearer <key>" with an API key.');
-  }
-  if (!isWellFormedApiKey(match[2])) {
-    return refuse('invalid_api_key', 'The API key is malformed; check that it was copied completely.');
   }
   return match[2];
 }
