@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
+import { DeprecationHeadersGuard } from './pets/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
@@ -48,9 +49,11 @@ export class AppModule {
       providers: [
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // Global guards run in the order listed. The rate-limit guard goes before this one (it
-        // keys its counters on AuthService.resolve, memoised per request); then every route
-        // not marked @Public() needs a valid bearer API key.
+        // Global guards run in the order listed. First the deprecation headers of an operation
+        // marked @Deprecated(), so that every refusal of it carries them too; then the
+        // rate-limit guard (it keys its counters on AuthService.resolve, memoised per request);
+        // then every route not marked @Public() needs a valid bearer API key.
+        { provide: APP_GUARD, useClass: DeprecationHeadersGuard },
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_PIPE, useClass: ApiValidationPipe },

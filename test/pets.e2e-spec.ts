@@ -218,6 +218,23 @@ describeEachDatabase('pets API on %s', (kind) => {
       expect(res.headers.link).toBe(`<${BASE}/pets>; rel="successor-version"`);
     });
 
+    it('carries the deprecation headers on refusals before the handler (401), also for HEAD, and only on getPet', async () => {
+      const anonymous = request(app.getHttpServer());
+      const refused = await anonymous.get('/v1/pets/1');
+      expectErrorBody(refused, 401, 'missing_api_key');
+      expect(refused.headers).toMatchObject({
+        deprecation: expect.stringMatching(/^@\d+$/),
+        sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+        link: `<${BASE}/pets>; rel="successor-version"`,
+      });
+      const head = await http.head('/v1/pets/1');
+      expect(head.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+      for (const res of [await http.get('/v1/pets'), await anonymous.get('/v1/pets'), await post({ name: 'New', categoryId: 1 })]) {
+        expect(res.headers.deprecation).toBeUndefined();
+        expect(res.headers.sunset).toBeUndefined();
+      }
+    });
+
     it('answers 404 not_found for an id that does not exist, with the deprecation headers', async () => {
       const res = await http.get('/v1/pets/9223372036854775807');
       expectErrorBody(res, 404, 'not_found');

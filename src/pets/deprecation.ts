@@ -1,8 +1,8 @@
-import { CanActivate, Injectable, NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
 import { Clock } from '../time/clock.js';
-import { Inject } from '@nestjs/common';
 import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 
 /** getPet was deprecated when v1.0.0 of this service shipped (RFC 9745 structured date). */
@@ -10,41 +10,85 @@ export const GET_PET_DEPRECATED_AT = new Date('2026-11-22T00:00:00Z');
 /** getPet is removed on 5 December 2030 (interface, "Get an animal"). */
 export const GET_PET_SUNSET = new Date('2030-12-05T00:00:00Z');
 
+/** What @Deprecated() says of an operation. */
+export interface DeprecationSpec {
+  /** When it was deprecated (the Deprecation header, RFC 9745). */
+  deprecatedAt: Date;
+  /** When it is removed (the Sunset header, RFC 8594): from then on it answers 410. */
+  sunset: Date;
+  /** The operation that replaces it, relative to the public base URL (Link rel="successor-version"). */
+  successor: string;
+  /** The message of the 410 from the sunset on: what was removed and what to use instead. */
+  gone: string;
+}
+
+const DEPRECATION = 'animal-store:deprecation';
+
 /**
- * Adds Deprecation, Sunset and the successor Link to every response of getPet, errors
- * included; a middleware, because it must run before the guards can refuse the request.
+ * Marks an operation deprecated: every response of it, errors included, carries Deprecation,
+ * Sunset and the successor Link (DeprecationHeadersGuard), and from the sunset on it answers
+ * 410 gone, after authentication and limits (SunsetGuard). The OpenAPI `deprecated: true`
+ * stays in @ApiOperation, beside the description that says it.
+ */
+export const Deprecated = (spec: DeprecationSpec): MethodDecorator =>
+  applyDecorators(SetMetadata(DEPRECATION, spec), UseGuards(SunsetGuard));
+
+/**
+ * Sets the deprecation headers of an operation marked @Deprecated(). A global guard, the first
+ * of them (AppModule), so the headers are on the response before any guard can refuse the
+ * request (a 401 or a 429 of getPet carries them too), and a guard rather than a route
+ * middleware: Nest mounts a middleware as one more Express route that every request of every
+ * path is matched against, and runs each match through a wrapper of its own (about 4 µs per
+ * getPet in the bench's ledger); a guard reads its handler's metadata, remembered per handler.
  */
 @Injectable()
-export class DeprecationHeadersMiddleware implements NestMiddleware {
-  private readonly headers: [string, string][];
+export class DeprecationHeadersGuard implements CanActivate {
+  private readonly headers = new WeakMap<object, [string, string][] | null>();
 
-  constructor(@Inject(publicUrlsConfig.token) config: PublicUrlsConfig) {
-    this.headers = [
-      ['Deprecation', `@${Math.floor(GET_PET_DEPRECATED_AT.getTime() / 1000)}`],
-      ['Sunset', GET_PET_SUNSET.toUTCString()],
-      ['Link', `<${config.publicBaseUrl}/pets>; rel="successor-version"`],
-    ];
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(publicUrlsConfig.token) private readonly config: PublicUrlsConfig,
+  ) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const headers = this.headersOf(context.getHandler());
+    if (headers !== null) {
+      const res = context.switchToHttp().getResponse<Response>();
+      for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
+    }
+    return true;
   }
 
-  use(_req: Request, res: Response, next: NextFunction): void {
-    for (const [name, value] of this.headers) res.setHeader(name, value);
-    next();
+  /** The headers of a handler's deprecation, or null; metadata is fixed, so read once per handler. */
+  private headersOf(handler: object): [string, string][] | null {
+    let headers = this.headers.get(handler);
+    if (headers === undefined) {
+      const spec = this.reflector.get<DeprecationSpec | undefined>(DEPRECATION, handler as () => unknown);
+      headers =
+        spec === undefined
+          ? null
+          : [
+              ['Deprecation', `@${Math.floor(spec.deprecatedAt.getTime() / 1000)}`],
+              ['Sunset', spec.sunset.toUTCString()],
+              ['Link', `<${this.config.publicBaseUrl}${spec.successor}>; rel="successor-version"`],
+            ];
+      this.headers.set(handler, headers);
+    }
+    return headers;
   }
 }
 
-/** From the sunset instant on, getPet answers 410 gone (after authentication and limits). */
+/** From the sunset instant of an operation marked @Deprecated() on, it answers 410 gone. */
 @Injectable()
 export class SunsetGuard implements CanActivate {
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly reflector: Reflector,
+  ) {}
 
-  canActivate(): boolean {
-    if (this.clock.now().getTime() >= GET_PET_SUNSET.getTime()) {
-      throw new ApiError(
-        410,
-        'gone',
-        `GET /pets/{petId} was removed on ${GET_PET_SUNSET.toUTCString()}; use GET /pets with the status filter.`,
-      );
-    }
+  canActivate(context: ExecutionContext): boolean {
+    const spec = this.reflector.get<DeprecationSpec | undefined>(DEPRECATION, context.getHandler());
+    if (spec !== undefined && this.clock.now().getTime() >= spec.sunset.getTime()) throw new ApiError(410, 'gone', spec.gone);
     return true;
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { Inject } from '@nestjs/common';
 import { ApiExtraModels, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -11,7 +11,7 @@ import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.c
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
 import type { IdempotencyClaim } from '../idempotency/idempotency.service.js';
 import { Idempotent, IdempotencyClaimParam } from '../idempotency/idempotent.decorator.js';
-import { SunsetGuard, GET_PET_SUNSET } from './deprecation.js';
+import { Deprecated, GET_PET_DEPRECATED_AT, GET_PET_SUNSET } from './deprecation.js';
 import { CreatePetDto } from './dto/create-pet.dto.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { PetDto } from './dto/pet.dto.js';
@@ -90,7 +90,12 @@ export class PetsController {
   }
 
   @Get(':petId')
-  @UseGuards(SunsetGuard)
+  @Deprecated({
+    deprecatedAt: GET_PET_DEPRECATED_AT,
+    sunset: GET_PET_SUNSET,
+    successor: '/pets',
+    gone: `GET /pets/{petId} was removed on ${GET_PET_SUNSET.toUTCString()}; use GET /pets with the status filter.`,
+  })
   @ApiOperation({
     operationId: 'getPet',
     summary: 'Get an animal (deprecated)',
