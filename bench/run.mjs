@@ -11,7 +11,7 @@
 // each scenario loads each server twice with autocannon in alternating order (raw, floor, peer,
 // service, then the reverse), reporting the mean of the two runs. Every server runs with
 // bench/gc-probe.mjs preloaded (GC pauses and event-loop delay of each measured run). Prints the
-// table, the targets of issue 13, and with BENCH_PROFILE the cost ledger (bench/ledger.mjs); writes
+// table, the targets of issue 13 and the cost ledger of listPets (bench/ledger.mjs); writes
 // JSON to bench/results/. Everything it creates is removed at the end, also on failure.
 //
 // Environment (all optional):
@@ -25,10 +25,12 @@
 //   BENCH_ONLY          comma-separated scenario names (listPets,listPetsStatus,getPet,createPet)
 //   BENCH_SERVERS       comma-separated servers to run (raw,floor,peer,service; "baseline" = raw)
 //   BENCH_EMBEDDED=0    skip the embedded-database runs
-//   BENCH_PROFILE=1     after the measured runs of listPets (or BENCH_PROFILE=<scenario>), one more
-//                       run each of service, floor and peer under V8's CPU profiler
-//                       (bench/cpu-profiler.mjs); prints the cost ledger of each side by side and
-//                       the service's top functions. The profiled runs are not in the table.
+//   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets (or
+//                       BENCH_PROFILE=<scenario>; the first scenario when BENCH_ONLY leaves listPets
+//                       out), one more run each of service, floor and peer under V8's CPU profiler
+//                       (bench/cpu-profiler.mjs); prints the ledger of each side by side and the
+//                       service's top functions. The profiled runs are not in the table.
+//                       BENCH_PROFILE=0 skips them.
 //   BENCH_SOAK=1        instead of the comparison: the service alone under listPets for
 //                       BENCH_SOAK_MINUTES (10; BENCH_SOAK=<minutes> also sets it), VmRSS sampled
 //                       every 10 s; target: the end within 10% of the RSS after minute one
@@ -82,12 +84,6 @@ const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const FIRST_PORT = num('BENCH_PORT', 3600);
-const PROFILE =
-  !process.env.BENCH_PROFILE || process.env.BENCH_PROFILE === '0'
-    ? null
-    : process.env.BENCH_PROFILE === '1'
-      ? 'listPets'
-      : process.env.BENCH_PROFILE;
 const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
 const SERVER_NAMES = ['raw', 'floor', 'peer', 'service'];
 const SERVERS = process.env.BENCH_SERVERS
@@ -171,6 +167,17 @@ const ALL_SCENARIOS = [
   },
 ];
 const SCENARIOS = ALL_SCENARIOS.filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
+/**
+ * The scenario of the cost ledger: listPets (issue 13 asks for its ledger on every run), or the
+ * first scenario run when BENCH_ONLY leaves it out; BENCH_PROFILE=<scenario> names another and
+ * BENCH_PROFILE=0 skips the profiled runs.
+ */
+const PROFILE =
+  process.env.BENCH_PROFILE === '0'
+    ? null
+    : !process.env.BENCH_PROFILE || process.env.BENCH_PROFILE === '1'
+      ? (SCENARIOS.find((s) => s.name === 'listPets') ?? SCENARIOS[0])?.name ?? null
+      : process.env.BENCH_PROFILE;
 
 // ---------------------------------------------------------------------------------------------
 // Clean-up: every process and resource is registered as it is created and released at the end.
