@@ -165,10 +165,10 @@ export const LOG_FLUSH_MS = 100;
  *
  * Why not sonic-boom's own `minLength`: it appends each line to one growing string and measures
  * that whole string (Buffer.byteLength) on every write, work that grows with the batch; here a
- * batch is joined once. And why batch at all: each asynchronous write costs a
- * hand-off to libuv's thread pool, about 28 µs of CPU on this machine whatever its size
- * (batches of 1, 14, 50 and 160 lines: 28, 2.6, 0.9 and 0.4 µs per line), which under load
- * was one write every few lines (README, "Performance").
+ * batch is joined once. And why batch at all: each asynchronous write costs a hand-off to
+ * libuv's thread pool, about 30 µs of CPU on this machine whatever its size (bench/log-writes.mjs:
+ * batches of 1, 14, 50 and 160 lines cost about 30, 3, 1 and 0.5 µs per line), and under load
+ * the writes went out every few lines (README, "Performance").
  */
 export class BatchedDestination implements DestinationStream {
   private lines: string[] = [];
