@@ -153,7 +153,10 @@ function quote(s: string): string {
   return s.length <= 256 && PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
 }
 
-/** Bytes of log lines gathered before they are handed to the writer (about 150 access lines). */
+/**
+ * How much is gathered before it is handed to the writer (about 150 access lines), counted in
+ * string length: bytes for the ASCII the lines mostly are, fewer than the bytes otherwise.
+ */
 export const LOG_BATCH_BYTES = 48 * 1024;
 /** Longest a gathered line waits for its batch to fill before it is handed over anyway. */
 export const LOG_FLUSH_MS = 100;

@@ -209,6 +209,21 @@ describe('BatchedDestination', () => {
     expect(t.syncFlushes()).toBe(1);
   });
 
+  it("passes pino's flush(callback) on once the gathered lines are handed over", () => {
+    const t = target();
+    const order: string[] = [];
+    const withFlush = { ...t.stream, flush: (cb: () => void) => (order.push(`target flush after ${t.writes.length} write(s)`), cb()) };
+    const dest = new BatchedDestination(withFlush, 1 << 20, 60_000);
+    dest.write('pending\n');
+    dest.flush(() => order.push('done'));
+    expect(order).toEqual(['target flush after 1 write(s)', 'done']);
+    // a target without flush(): the callback is called at once
+    const plain = new BatchedDestination(t.stream, 1 << 20, 60_000);
+    let called = false;
+    plain.flush(() => (called = true));
+    expect(called).toBe(true);
+  });
+
   it('loses, reorders and splits no line, and hands over no batch smaller than maxBytes but the last', () => {
     fc.assert(
       fc.property(fc.array(fc.string({ maxLength: 40 }).map((s) => `${s}\n`), { maxLength: 60 }), fc.integer({ min: 1, max: 200 }), (lines, maxBytes) => {
@@ -222,6 +237,7 @@ describe('BatchedDestination', () => {
           boundaries.add(written);
         }
         const handedBeforeFlush = t.writes.length;
+        expect(written - t.writes.join('').length).toBeLessThan(maxBytes); // a full batch is never held back
         dest.flush();
         expect(t.writes.join('')).toBe(lines.join(''));
         let at = 0;
