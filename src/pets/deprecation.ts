@@ -24,6 +24,19 @@ export interface DeprecationSpec {
 
 const DEPRECATION = 'animal-store:deprecation';
 
+/** Decorator metadata is fixed once the classes are defined: each handler's is read once. */
+const specs = new WeakMap<object, DeprecationSpec | null>();
+
+/** The @Deprecated() spec of a handler, or null. */
+function deprecationOf(reflector: Reflector, handler: object): DeprecationSpec | null {
+  let spec = specs.get(handler);
+  if (spec === undefined) {
+    spec = reflector.get<DeprecationSpec | undefined>(DEPRECATION, handler as () => unknown) ?? null;
+    specs.set(handler, spec);
+  }
+  return spec;
+}
+
 /**
  * Marks an operation deprecated: every response of it, errors included, carries Deprecation,
  * Sunset and the successor Link (DeprecationHeadersGuard), and from the sunset on it answers
@@ -59,13 +72,13 @@ export class DeprecationHeadersGuard implements CanActivate {
     return true;
   }
 
-  /** The headers of a handler's deprecation, or null; metadata is fixed, so read once per handler. */
+  /** The headers of a handler's deprecation, or null; built once per handler. */
   private headersOf(handler: object): [string, string][] | null {
     let headers = this.headers.get(handler);
     if (headers === undefined) {
-      const spec = this.reflector.get<DeprecationSpec | undefined>(DEPRECATION, handler as () => unknown);
+      const spec = deprecationOf(this.reflector, handler);
       headers =
-        spec === undefined
+        spec === null
           ? null
           : [
               ['Deprecation', `@${Math.floor(spec.deprecatedAt.getTime() / 1000)}`],
@@ -87,8 +100,8 @@ export class SunsetGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const spec = this.reflector.get<DeprecationSpec | undefined>(DEPRECATION, context.getHandler());
-    if (spec !== undefined && this.clock.now().getTime() >= spec.sunset.getTime()) throw new ApiError(410, 'gone', spec.gone);
+    const spec = deprecationOf(this.reflector, context.getHandler());
+    if (spec !== null && this.clock.now().getTime() >= spec.sunset.getTime()) throw new ApiError(410, 'gone', spec.gone);
     return true;
   }
 }
