@@ -3,20 +3,25 @@ import fc from 'fast-check';
 import {
   API_KEY_LENGTH,
   API_KEY_PREFIX,
+  API_KEY_V2_LENGTH,
+  API_KEY_V2_PREFIX,
+  apiKeyVersion,
   base62,
   displayPrefix,
   generateApiKey,
-  memoizedKeyHasher,
   hashApiKey,
   hashesEqual,
-  isWellFormedApiKey,
 } from './api-key-format.js';
+
+const isWellFormedApiKey = (text: string): boolean => apiKeyVersion(text) === 1;
+const SECRET = 's'.repeat(32);
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const bytes32 = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((a) => Buffer.from(a));
-const keyFrom = (b: Buffer) => generateApiKey(() => b);
+const keyFrom = (b: Buffer) => generateApiKey(undefined, () => b);
+const keyV2From = (b: Buffer, secret = SECRET) => generateApiKey(secret, () => b);
 
-describe('API key format', () => {
+describe('API key format, version 1', () => {
   it('is ask_ + 49 base62 characters, with 256 random bits', () => {
     const key = generateApiKey();
     expect(key).toMatch(/^ask_[0-9A-Za-z]{49}$/);
@@ -130,34 +135,57 @@ describe('API key hashing', () => {
   });
 });
 
-describe('memoizedKeyHasher', () => {
-  it('hashes well-formed keys as hashApiKey does, with and without a pepper, and stays bounded', () => {
+describe('API key format, version 2 (HMAC tag)', () => {
+  it('is ask2_ + 65 base62 characters, and verifies only with the secret that signed it', () => {
+    const key = generateApiKey(SECRET);
+    expect(key).toMatch(/^ask2_[0-9A-Za-z]{65}$/);
+    expect(key).toHaveLength(API_KEY_V2_LENGTH);
+    expect(apiKeyVersion(key, SECRET)).toBe(2);
+    expect(apiKeyVersion(key, 't'.repeat(32))).toBeNull();
+    expect(apiKeyVersion(key)).toBeNull();
+    expect(displayPrefix(key)).toBe(key.slice(0, 13));
+    expect(key.startsWith(API_KEY_V2_PREFIX)).toBe(true);
+  });
+
+  it('keys of both versions are told apart: neither pattern matches the other (secret scanners)', () => {
+    const v1 = /^ask_[0-9A-Za-z]{49}$/;
+    const v2 = /^ask2_[0-9A-Za-z]{65}$/;
     fc.assert(
-      fc.property(fc.nat(), fc.option(fc.string({ minLength: 1 }), { nil: undefined }), (seed, pepper) => {
-        const bytes = (size: number) => Buffer.alloc(size, seed % 256);
-        const [a, b, c] = [generateApiKey(bytes), generateApiKey(), generateApiKey()];
-        const hash = memoizedKeyHasher(pepper, 2);
-        expect(hash(a)).toBe(hashApiKey(a, pepper));
-        expect(hash(b)).toBe(hashApiKey(b, pepper));
-        expect(hash(c)).toBe(hashApiKey(c, pepper));
-        expect(hash(a)).toBe(hashApiKey(a, pepper)); // evicted, hashed again
-        expect(hash(a)).toBe(hashApiKey(a, pepper)); // remembered
+      fc.property(bytes32, (b) => {
+        expect(v1.test(keyFrom(b))).toBe(true);
+        expect(v2.test(keyFrom(b))).toBe(false);
+        expect(v2.test(keyV2From(b))).toBe(true);
+        expect(v1.test(keyV2From(b))).toBe(false);
+        expect(apiKeyVersion(keyFrom(b), SECRET)).toBe(1);
       }),
     );
   });
 
-  it('answers null for anything that is not a well-formed key, also after a well-formed one', () => {
+  it('any single-character change to a version 2 key fails its tag (property)', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 80 }), (text) => {
-        const hash = memoizedKeyHasher(undefined, 10);
-        const key = generateApiKey();
-        expect(hash(key)).toBe(hashApiKey(key));
-        expect(hash(text)).toBe(isWellFormedApiKey(text) ? hashApiKey(text) : null);
-        // one character changed: the checksum fails, whatever was remembered before
-        const changed = key.slice(0, 10) + (key[10] === 'a' ? 'b' : 'a') + key.slice(11);
-        expect(hash(changed)).toBeNull();
-        expect(hash(key)).toBe(hashApiKey(key));
+      fc.property(bytes32, fc.nat(), fc.string({ minLength: 1, maxLength: 1, unit: 'grapheme-ascii' }), (b, at, ch) => {
+        const key = keyV2From(b);
+        const i = at % key.length;
+        fc.pre(key[i] !== ch);
+        expect(apiKeyVersion(key.slice(0, i) + ch + key.slice(i + 1), SECRET)).toBeNull();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a forger without the secret gets nothing past the tag: random tags and re-signed bodies fail (property)', () => {
+    fc.assert(
+      fc.property(bytes32, fc.string({ minLength: 32, maxLength: 40 }), (b, other) => {
+        fc.pre(other !== SECRET);
+        expect(apiKeyVersion(keyV2From(b, other), SECRET)).toBeNull();
+        const body = keyV2From(b).slice(0, API_KEY_V2_LENGTH - 22);
+        expect(apiKeyVersion(body + base62(BigInt(`0x${b.subarray(0, 16).toString('hex')}`), 22), SECRET)).toBeNull();
       }),
     );
+  });
+
+  it('refuses any string that is not a signed key without throwing (property)', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 90 }), (s) => expect(apiKeyVersion(s, SECRET)).toBeNull()));
+    fc.assert(fc.property(fc.string({ minLength: 65, maxLength: 65, unit: fc.constantFrom(...ALPHABET) }), (s) => expect(apiKeyVersion(`ask2_${s}`, SECRET)).toBeNull()));
   });
 });

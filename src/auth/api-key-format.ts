@@ -1,29 +1,40 @@
-import { LRUCache } from 'lru-cache';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
- * The API key format, modelled on GitHub's tokens: `ask_` + 43 base62 characters carrying
- * 256 bits from the CSPRNG + 6 base62 characters of CRC32 over everything before them.
+ * The two API key formats (docs/api-keys.md). Both carry 256 bits from the CSPRNG in 43 base62
+ * characters behind a recognisable prefix, at a fixed length, so secret scanners find them:
  *
- * - The prefix makes a leaked key recognisable (secret scanners, grep of a log).
- * - The checksum rejects a mistyped or truncated key without a database lookup: CRC32 detects
- *   every change confined to 32 consecutive bits, so any single-character change fails it.
- * - Only a hash of the key is ever stored (hashApiKey); the checksum is not a secret.
+ * - version 1, `ask_` + 43 + 6 characters of CRC32 over everything before them (53 in all). The
+ *   checksum catches typos, but anyone can compute it: only the database tells a forged key.
+ * - version 2, `ask2_` + 43 + 22 characters of HMAC-SHA256 (truncated to 128 bits) keyed with
+ *   API_KEY_CHECKSUM_SECRET (70 in all). Without the secret a key cannot be forged, so one whose
+ *   tag does not match is refused without any I/O.
+ *
+ * Only a hash of the key is ever stored (hashApiKey), whatever its version.
  */
 export const API_KEY_PREFIX = 'ask_';
+export const API_KEY_V2_PREFIX = 'ask2_';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_BYTES = 32;
 /** 62^43 > 2^256: enough digits for any 32-byte value. */
 const BODY_LENGTH = 43;
 /** 62^6 > 2^32: enough digits for any CRC32. */
-const CHECKSUM_LENGTH = 6;
-export const API_KEY_LENGTH = API_KEY_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
-/** How much of a key is kept in clear to tell keys apart in listings: `ask_` + 8 characters. */
-export const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
+const CRC_LENGTH = 6;
+/** 62^22 > 2^128: enough digits for a 16-byte tag. */
+const TAG_BYTES = 16;
+const TAG_LENGTH = 22;
 
-const KEY_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
+export const API_KEY_LENGTH = API_KEY_PREFIX.length + BODY_LENGTH + CRC_LENGTH;
+export const API_KEY_V2_LENGTH = API_KEY_V2_PREFIX.length + BODY_LENGTH + TAG_LENGTH;
+/** How much of a key is kept in clear to tell keys apart in listings: the prefix + 8 characters. */
+const DISPLAY_BODY_LENGTH = 8;
+
+const V1_PATTERN = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CRC_LENGTH}}$`);
+const V2_PATTERN = new RegExp(`^${API_KEY_V2_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + TAG_LENGTH}}$`);
+
+export type ApiKeyVersion = 1 | 2;
 
 /** Fixed-width base62 (big-endian, zero-padded), so every key has the same length. */
 export function base62(value: bigint, width: number): string {
@@ -37,27 +48,53 @@ export function base62(value: bigint, width: number): string {
   return out.padStart(width, '0');
 }
 
-function checksum(payload: string): string {
-  return base62(BigInt(crc32(payload)), CHECKSUM_LENGTH);
+function bigintOf(bytes: Buffer): bigint {
+  return BigInt(`0x${bytes.toString('hex')}`);
 }
 
-/** A new API key: 256 random bits, the prefix and the checksum. */
-export function generateApiKey(random: (size: number) => Buffer = randomBytes): string {
-  const secret = random(SECRET_BYTES);
-  const payload = API_KEY_PREFIX + base62(BigInt(`0x${secret.toString('hex')}`), BODY_LENGTH);
-  return payload + checksum(payload);
+function crcChecksum(payload: string): string {
+  return base62(BigInt(crc32(payload)), CRC_LENGTH);
 }
 
-/** Whether `text` has the shape and checksum of a key this service issues (no lookup). */
-export function isWellFormedApiKey(text: string): boolean {
-  if (text.length !== API_KEY_LENGTH || !KEY_PATTERN.test(text)) return false;
-  const split = API_KEY_LENGTH - CHECKSUM_LENGTH;
-  return checksum(text.slice(0, split)) === text.slice(split);
+function tag(payload: string, secret: string): string {
+  return base62(bigintOf(createHmac('sha256', secret).update(payload, 'utf8').digest().subarray(0, TAG_BYTES)), TAG_LENGTH);
+}
+
+/**
+ * A new API key: version 2 when a checksum secret is given, else version 1 (a deployment that
+ * has not configured API_KEY_CHECKSUM_SECRET yet).
+ */
+export function generateApiKey(checksumSecret?: string, random: (size: number) => Buffer = randomBytes): string {
+  const body = base62(bigintOf(random(SECRET_BYTES)), BODY_LENGTH);
+  if (checksumSecret === undefined) {
+    const payload = API_KEY_PREFIX + body;
+    return payload + crcChecksum(payload);
+  }
+  const payload = API_KEY_V2_PREFIX + body;
+  return payload + tag(payload, checksumSecret);
+}
+
+/**
+ * The version of `text` when it is a key this service could have issued: the right shape and
+ * checksum (version 1) or tag (version 2, only with the secret); null for anything else. No I/O.
+ */
+export function apiKeyVersion(text: string, checksumSecret?: string): ApiKeyVersion | null {
+  if (text.length === API_KEY_LENGTH && V1_PATTERN.test(text)) {
+    const split = API_KEY_LENGTH - CRC_LENGTH;
+    return crcChecksum(text.slice(0, split)) === text.slice(split) ? 1 : null;
+  }
+  if (checksumSecret !== undefined && text.length === API_KEY_V2_LENGTH && V2_PATTERN.test(text)) {
+    const split = API_KEY_V2_LENGTH - TAG_LENGTH;
+    const expected = Buffer.from(tag(text.slice(0, split), checksumSecret));
+    return timingSafeEqual(expected, Buffer.from(text.slice(split))) ? 2 : null;
+  }
+  return null;
 }
 
 /** The part of a key shown in listings; far too little of it to use or guess the key. */
 export function displayPrefix(key: string): string {
-  return key.slice(0, DISPLAY_PREFIX_LENGTH);
+  const prefix = key.startsWith(API_KEY_V2_PREFIX) ? API_KEY_V2_PREFIX : API_KEY_PREFIX;
+  return key.slice(0, prefix.length + DISPLAY_BODY_LENGTH);
 }
 
 /**
@@ -69,26 +106,6 @@ export function hashApiKey(key: string, pepper?: string): string {
   return pepper === undefined
     ? createHash('sha256').update(key, 'utf8').digest('hex')
     : createHmac('sha256', pepper).update(key, 'utf8').digest('hex');
-}
-
-/**
- * The hash of a well-formed key (null for a malformed one), with a memory of the keys it
- * hashed last: a client sends the same key on every request, and the checksum (BigInt base62)
- * and the HMAC (an object, a buffer and a hex string) would be computed again each time
- * (measured in the bench's ledger under "guard: auth"). A remembered key was well-formed when
- * it was hashed, and is the same string now. Only well-formed keys are remembered; bounded
- * (LRU), so a flood of fresh keys only churns it.
- */
-export function memoizedKeyHasher(pepper: string | undefined, max: number): (key: string) => string | null {
-  const hashes = new LRUCache<string, string>({ max });
-  return (key) => {
-    let hash = hashes.get(key);
-    if (hash === undefined) {
-      if (!isWellFormedApiKey(key)) return null;
-      hashes.set(key, (hash = hashApiKey(key, pepper)));
-    }
-    return hash;
-  };
 }
 
 /** Constant-time comparison of two hex hashes. */
