@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { Clock, SystemClock } from '../time/clock.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
 import { PLANS, Plan } from './auth.types.js';
 import { limitsFor, MAX_CUSTOM_LIMIT } from './plans.js';
@@ -17,17 +18,38 @@ export interface ApiKeyInfo {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  expiresAt: Date | null;
+  /** Until when the secret replaced by the last roll still works (null: none does). */
+  previousExpiresAt: Date | null;
 }
 
-/** What authentication needs of a stored key. */
+/** Where a key stands at an instant, as the key tool lists it. */
+export type ApiKeyState = 'active' | 'expiring' | 'expired' | 'revoked';
+
+/** A key that expires within this long is listed as `expiring`. */
+export const EXPIRING_WITHIN_MS = 7 * 86_400_000;
+
+export function keyState(info: Pick<ApiKeyInfo, 'revokedAt' | 'expiresAt'>, now: Date): ApiKeyState {
+  if (info.revokedAt !== null) return 'revoked';
+  if (info.expiresAt === null) return 'active';
+  const left = info.expiresAt.getTime() - now.getTime();
+  if (left <= 0) return 'expired';
+  return left <= EXPIRING_WITHIN_MS ? 'expiring' : 'active';
+}
+
+/** What authentication needs of a stored key, found by the hash of one of its secrets. */
 export interface StoredApiKey {
   id: bigint;
+  /** The hash that was looked up: the current secret's, or the previous one's within its overlap. */
   hash: string;
   plan: Plan;
   perMinute: number;
   perDay: number;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  expiresAt: Date | null;
+  /** Set when the lookup matched the secret a roll replaced: the end of its overlap. */
+  previousExpiresAt: Date | null;
 }
 
 export interface NewApiKey {
@@ -36,6 +58,8 @@ export interface NewApiKey {
   /** Required for enterprise, refused for the other plans. */
   perMinute?: number;
   perDay?: number;
+  /** The key is refused from this long after it is issued on; undefined: never expires. */
+  expiresInMs?: number;
 }
 
 /** A plan, name or limit that a key cannot have (the tool reports it as a usage error). */
@@ -53,6 +77,8 @@ const INFO_FIELDS = {
   createdAt: true,
   lastUsedAt: true,
   revokedAt: true,
+  expiresAt: true,
+  previousExpiresAt: true,
 } as const;
 
 type InfoRow = {
@@ -65,6 +91,8 @@ type InfoRow = {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  expiresAt: Date | null;
+  previousExpiresAt: Date | null;
 };
 
 function toInfo(row: InfoRow): ApiKeyInfo {
@@ -124,7 +152,14 @@ export class ApiKeysService {
   constructor(
     private readonly prisma: PrismaService,
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
+    @Optional() private readonly clock: Clock = new SystemClock(),
   ) {}
+
+  /** A new secret and the hash stored for it. */
+  private secret(): { key: string; hash: string } {
+    const key = generateApiKey(this.config.apiKeyChecksumSecret);
+    return { key, hash: hashApiKey(key, this.config.apiKeyPepper) };
+  }
 
   /** Called with the hash of a key revoked or re-planned by this process (cache invalidation). */
   onKeyChanged(listener: (hash: string) => void): void {
@@ -135,11 +170,39 @@ export class ApiKeysService {
   async create(input: NewApiKey): Promise<{ info: ApiKeyInfo; key: string }> {
     const name = checkName(input.name);
     const plan = checkPlan(input.plan, input.perMinute, input.perDay);
-    const key = generateApiKey();
+    const now = this.clock.now();
+    const expiresAt = input.expiresInMs === undefined ? null : new Date(now.getTime() + input.expiresInMs);
+    const { key, hash } = this.secret();
     const row = await this.prisma.apiKey.create({
-      data: { name, ...plan, prefix: displayPrefix(key), hash: hashApiKey(key, this.config.apiKeyPepper) },
+      data: { name, ...plan, prefix: displayPrefix(key), hash, createdAt: now, expiresAt },
       select: INFO_FIELDS,
     });
+    return { info: toInfo(row), key };
+  }
+
+  /**
+   * Gives a live key a new secret, keeping its record, plan and counters. The secret it replaces
+   * keeps working for `overlapMs` (0: it stops at once), so clients can move without downtime;
+   * a secret replaced earlier stops now. Null when there is no such key.
+   */
+  async roll(id: bigint, overlapMs: number): Promise<{ info: ApiKeyInfo; key: string } | null> {
+    const existing = await this.prisma.apiKey.findUnique({ where: { id }, select: { hash: true, previousHash: true, revokedAt: true, expiresAt: true } });
+    if (!existing) return null;
+    const now = this.clock.now();
+    if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
+    if (existing.expiresAt && existing.expiresAt <= now) throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
+    const { key, hash } = this.secret();
+    const previous =
+      overlapMs > 0
+        ? { previousHash: existing.hash, previousExpiresAt: new Date(now.getTime() + overlapMs) }
+        : { previousHash: null, previousExpiresAt: null };
+    const row = await this.prisma.apiKey.update({
+      where: { id, hash: existing.hash },
+      data: { hash, prefix: displayPrefix(key), ...previous },
+      select: INFO_FIELDS,
+    });
+    this.changed(existing.hash);
+    if (existing.previousHash) this.changed(existing.previousHash);
     return { info: toInfo(row), key };
   }
 
@@ -160,11 +223,12 @@ export class ApiKeysService {
 
   /** Revokes a key; null when there is none with that id. Revoking twice changes nothing. */
   async revoke(id: bigint): Promise<{ info: ApiKeyInfo; alreadyRevoked: boolean } | null> {
-    const { count } = await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
-    const row = await this.prisma.apiKey.findUnique({ where: { id }, select: { ...INFO_FIELDS, hash: true } });
+    const { count } = await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: this.clock.now() } });
+    const row = await this.prisma.apiKey.findUnique({ where: { id }, select: { ...INFO_FIELDS, hash: true, previousHash: true } });
     if (!row) return null;
-    const { hash, ...info } = row;
+    const { hash, previousHash, ...info } = row;
     this.changed(hash);
+    if (previousHash) this.changed(previousHash);
     return { info: toInfo(info), alreadyRevoked: count === 0 };
   }
 
@@ -174,25 +238,44 @@ export class ApiKeysService {
     const existing = await this.prisma.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
     if (!existing) return null;
     if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    const row = await this.prisma.apiKey.update({ where: { id }, data: limits, select: { ...INFO_FIELDS, hash: true } });
-    const { hash, ...info } = row;
+    const row = await this.prisma.apiKey.update({ where: { id }, data: limits, select: { ...INFO_FIELDS, hash: true, previousHash: true } });
+    const { hash, previousHash, ...info } = row;
     this.changed(hash);
+    if (previousHash) this.changed(previousHash);
     return toInfo(info);
   }
 
-  /** The key whose hash this is, for authentication. */
+  /** The key one of whose secrets (current, or replaced by a roll) has this hash, for authentication. */
   async findByHash(hash: string): Promise<StoredApiKey | null> {
-    const row = await this.prisma.apiKey.findUnique({
-      where: { hash },
-      select: { id: true, hash: true, plan: true, perMinute: true, perDay: true, lastUsedAt: true, revokedAt: true },
+    const row = await this.prisma.apiKey.findFirst({
+      where: { OR: [{ hash }, { previousHash: hash }] },
+      select: {
+        id: true,
+        hash: true,
+        previousHash: true,
+        previousExpiresAt: true,
+        plan: true,
+        perMinute: true,
+        perDay: true,
+        lastUsedAt: true,
+        revokedAt: true,
+        expiresAt: true,
+      },
     });
     if (!row) return null;
-    return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay) };
+    const { previousHash, previousExpiresAt, perMinute, perDay, ...rest } = row;
+    const previous = row.hash !== hash && previousHash === hash;
+    return {
+      ...rest,
+      hash: previous ? previousHash : row.hash,
+      previousExpiresAt: previous ? previousExpiresAt : null,
+      ...limitsFor(row.plan, perMinute, perDay),
+    };
   }
 
-  /** Records that a key was used (callers throttle this; see AuthService). */
+  /** Records that a key was used (callers throttle this; see KeyVerifier). */
   async touch(id: bigint): Promise<void> {
-    await this.prisma.apiKey.updateMany({ where: { id }, data: { lastUsedAt: new Date() } });
+    await this.prisma.apiKey.updateMany({ where: { id }, data: { lastUsedAt: this.clock.now() } });
   }
 
   private changed(hash: string): void {
