@@ -46,7 +46,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
           status: res.writableFinished ? res.statusCode : undefined,
           durationMs: Math.round(durationMs * 100) / 100,
           ip: req.ip,
-          keyId: recorded?.principal?.keyId,
+          keyId: recorded?.admission?.principal?.keyId,
         });
       },
     ),

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AuthModule } from './auth/auth.module.js';
-import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
+import { AdmissionGuard } from './admission/admission.guard.js';
+import { AdmissionModule } from './admission/admission.module.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
 import { ApiValidationPipe } from './http/api-validation.pipe.js';
 import { Clock, SystemClock } from './time/clock.js';
@@ -13,8 +13,6 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { DeprecationHeadersGuard } from './pets/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
-import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
-import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 export interface AppModuleOptions {
   /** Configuration to use instead of process.env (tests). */
@@ -41,8 +39,7 @@ export class AppModule {
         LoggingModule,
         MetricsModule.forRoot(config.metrics),
         PrismaModule,
-        AuthModule,
-        RateLimitModule,
+        AdmissionModule,
         HealthModule,
         PetsModule,
       ],
@@ -50,12 +47,10 @@ export class AppModule {
         { provide: Clock, useValue: options.clock ?? new SystemClock() },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         // Global guards run in the order listed. First the deprecation headers of an operation
-        // marked @Deprecated(), so that every refusal of it carries them too; then the
-        // rate-limit guard (it keys its counters on AuthService.resolve, memoised per request);
-        // then every route not marked @Public() needs a valid bearer API key.
+        // marked @Deprecated(), so that every refusal of it carries them too; then admission:
+        // every route not marked @Public() needs a valid bearer API key within its limits.
         { provide: APP_GUARD, useClass: DeprecationHeadersGuard },
-        { provide: APP_GUARD, useClass: RateLimitGuard },
-        { provide: APP_GUARD, useClass: BearerAuthGuard },
+        { provide: APP_GUARD, useClass: AdmissionGuard },
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         // No global interceptor: results are written as JSON by the HTTP adapter
         // (JsonExpressAdapter), and the operations that take a body read it with @JsonBody().

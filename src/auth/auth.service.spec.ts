@@ -1,11 +1,12 @@
 import { Logger } from '@nestjs/common';
-import type { Request } from 'express';
 import { CacheClock, stopCacheClock } from '../../test/support/cache-clock.js';
 import { ApiError } from '../errors/api-error.js';
 import { loadConfig } from '../config/config.js';
 import { generateApiKey, hashApiKey } from './api-key-format.js';
 import type { ApiKeysService, StoredApiKey } from './api-keys.service.js';
-import { AuthService, principalOf } from './auth.service.js';
+import { FakeClock } from '../../test/support/app.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { AuthService } from './auth.service.js';
 
 const KEY = generateApiKey();
 
@@ -18,6 +19,8 @@ function stored(overrides: Partial<StoredApiKey> = {}): StoredApiKey {
     perDay: 10_000,
     lastUsedAt: null,
     revokedAt: null,
+    expiresAt: null,
+    previousExpiresAt: null,
     ...overrides,
   };
 }
@@ -29,14 +32,16 @@ function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stor
     onKeyChanged: jest.fn(),
   };
   const config = loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env });
-  const auth = new AuthService(keys as unknown as ApiKeysService, config.apiKeys, config.database);
-  return { keys, auth };
+  const clock = new FakeClock(new Date('2026-11-22T12:00:05Z'));
+  const metrics = new MetricsService();
+  const auth = new AuthService(keys as unknown as ApiKeysService, clock, metrics, config.apiKeys, config.database);
+  return { keys, auth, clock, metrics };
 }
 
-const req = (authorization?: string) => ({ headers: authorization === undefined ? {} : { authorization } }) as Request;
+const ADDRESS = '203.0.113.7';
 
-async function refusal(auth: AuthService, header?: string): Promise<ApiError> {
-  const result = await auth.resolve(req(header));
+async function refusal(auth: AuthService, header?: string, address = ADDRESS): Promise<ApiError> {
+  const result = await auth.verify(header, address);
   if (result.ok) throw new Error('accepted');
   return result.error;
 }
@@ -49,12 +54,10 @@ describe('AuthService', () => {
     jest.useRealTimers();
   });
 
-  it('accepts a valid key with the Bearer scheme in any case and puts the principal on the request', async () => {
+  it('accepts a valid key with the Bearer scheme in any case', async () => {
     const { auth } = setup();
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
-      const r = req(`${scheme} ${KEY}`);
-      expect(await auth.resolve(r)).toEqual({ ok: true, principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 } });
-      expect(principalOf(r)).toEqual({ keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 });
+      expect(await auth.verify(`${scheme} ${KEY}`, ADDRESS)).toEqual({ ok: true, principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 } });
     }
   });
 
@@ -86,30 +89,22 @@ describe('AuthService', () => {
     expect(await refusal(revoked.auth, `Bearer ${KEY}`)).toMatchObject({ code: 'invalid_api_key' });
   });
 
-  it('resolves once per request, however often it is asked', async () => {
-    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '0' });
-    const r = req(`Bearer ${KEY}`);
-    const [a, b] = await Promise.all([auth.resolve(r), auth.resolve(r)]);
-    expect(await auth.resolve(r)).toBe(a);
-    expect(b).toBe(a);
-    expect(keys.findByHash).toHaveBeenCalledTimes(1);
-  });
 
   it('serves a hot key from the cache, one lookup for concurrent requests, until the TTL passes', async () => {
     // The cache's own clock, stopped: the entry expires when the test moves it, not with time.
     jest.useFakeTimers();
     const cache = (clock = stopCacheClock());
     const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
-    const results = await Promise.all(Array.from({ length: 20 }, async () => auth.resolve(req(`Bearer ${KEY}`))));
+    const results = await Promise.all(Array.from({ length: 20 }, async () => auth.verify(`Bearer ${KEY}`, ADDRESS)));
     expect(results.every((r) => r.ok)).toBe(true);
     expect(keys.findByHash).toHaveBeenCalledTimes(1);
     cache.advance(149);
     jest.advanceTimersByTime(149);
-    await auth.resolve(req(`Bearer ${KEY}`));
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.findByHash).toHaveBeenCalledTimes(1);
     cache.advance(2);
     jest.advanceTimersByTime(2);
-    await auth.resolve(req(`Bearer ${KEY}`));
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.findByHash).toHaveBeenCalledTimes(2);
   });
 
@@ -122,10 +117,10 @@ describe('AuthService', () => {
 
   it('forgets a key changed in this process at once', async () => {
     const { auth, keys } = setup();
-    await auth.resolve(req(`Bearer ${KEY}`));
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     const forget = keys.onKeyChanged.mock.calls[0][0] as (hash: string) => void;
     forget(hashApiKey(KEY));
-    await auth.resolve(req(`Bearer ${KEY}`));
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.findByHash).toHaveBeenCalledTimes(2);
   });
 
@@ -133,26 +128,25 @@ describe('AuthService', () => {
     const { auth } = setup({ API_KEY_PEPPER: 'x'.repeat(32) });
     expect(await refusal(auth, `Bearer ${KEY}`)).toMatchObject({ code: 'invalid_api_key' });
     const peppered = setup({ API_KEY_PEPPER: 'x'.repeat(32) }, stored({ hash: hashApiKey(KEY, 'x'.repeat(32)) }));
-    expect((await peppered.auth.resolve(req(`Bearer ${KEY}`))).ok).toBe(true);
+    expect((await peppered.auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
   });
 
   it('lets a database failure reject (the filter answers 503), and caches nothing then', async () => {
     const { auth, keys } = setup();
     keys.findByHash.mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-    await expect(auth.resolve(req(`Bearer ${KEY}`))).rejects.toThrow('ECONNREFUSED');
-    expect((await auth.resolve(req(`Bearer ${KEY}`))).ok).toBe(true);
+    await expect(auth.verify(`Bearer ${KEY}`, ADDRESS)).rejects.toThrow('ECONNREFUSED');
+    expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
   });
 
   it('records use at most once a minute per key, without failing the request when that fails', async () => {
-    jest.useFakeTimers({ now: 10_000_000 });
-    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '0' });
+    const { auth, keys, clock } = setup({ API_KEY_CACHE_TTL_MS: '0' });
     keys.touch.mockRejectedValueOnce(new Error('disk full'));
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => {});
-    expect((await auth.resolve(req(`Bearer ${KEY}`))).ok).toBe(true);
-    await auth.resolve(req(`Bearer ${KEY}`));
+    expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.touch).toHaveBeenCalledTimes(1);
-    jest.advanceTimersByTime(60_000);
-    await auth.resolve(req(`Bearer ${KEY}`));
+    clock.set(new Date(clock.now().getTime() + 60_000));
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.touch).toHaveBeenCalledTimes(2);
     await auth.beforeApplicationShutdown();
     expect(warn).toHaveBeenCalledWith('could not record use of API key 7: disk full');
@@ -160,37 +154,19 @@ describe('AuthService', () => {
   });
 
   it('does not record use again soon after another instance did', async () => {
-    const { auth, keys } = setup({}, stored({ lastUsedAt: new Date(Date.now() - 10_000) }));
-    await auth.resolve(req(`Bearer ${KEY}`));
+    const { auth, keys } = setup({}, stored({ lastUsedAt: new Date(Date.parse('2026-11-22T12:00:05Z') - 10_000) }));
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.touch).not.toHaveBeenCalled();
   });
 
-  it('prechecks without the database: settled results, then unknown until a key is found, then known', async () => {
-    jest.useFakeTimers();
-    const cache = (clock = stopCacheClock());
-    const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '50' });
-    expect(auth.precheck(req())).toMatchObject({ ok: false, error: { code: 'missing_api_key' } });
-    expect(auth.precheck(req('Bearer not-a-key'))).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
-    expect(auth.precheck(req(`Bearer ${KEY}`))).toBe('unknown');
-    expect(keys.findByHash).not.toHaveBeenCalled();
-    await auth.resolve(req(`Bearer ${KEY}`));
-    // Cached: the result itself, memoised for resolve().
-    const hot = req(`Bearer ${KEY}`);
-    expect(auth.precheck(hot)).toEqual({ ok: true, principal: expect.objectContaining({ keyId: '7' }) });
-    expect(principalOf(hot)?.keyId).toBe('7');
-    expect((await auth.resolve(hot)).ok).toBe(true);
-    expect(keys.findByHash).toHaveBeenCalledTimes(1);
-    // Past the cache TTL it is still no guess.
-    cache.advance(51);
-    jest.advanceTimersByTime(51);
-    expect(auth.precheck(req(`Bearer ${KEY}`))).toBe('known');
-    const other = generateApiKey();
-    await auth.resolve(req(`Bearer ${other}`));
-    expect(auth.precheck(req(`Bearer ${other}`))).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
-  });
 
   it('looks up unknown keys on at most half the pool at once, and refuses beyond a bounded queue with 503', async () => {
-    const { auth, keys } = setup({ DB_POOL_MAX: '4', API_KEY_CACHE_TTL_MS: '0' });
+    const { auth, keys } = setup({
+      DB_POOL_MAX: '4',
+      API_KEY_CACHE_TTL_MS: '0',
+      API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '1000',
+      API_KEY_UNKNOWN_LOOKUPS_PER_SECOND: '1000',
+    });
     let running = 0;
     let most = 0;
     const release: (() => void)[] = [];
@@ -201,8 +177,8 @@ describe('AuthService', () => {
       running -= 1;
       return null;
     });
-    const pending = Array.from({ length: 102 }, () => Promise.resolve(auth.resolve(req(`Bearer ${generateApiKey()}`))).then((r) => r, (e: unknown) => e));
-    const extra = await Promise.resolve(auth.resolve(req(`Bearer ${generateApiKey()}`))).catch((e: unknown) => e);
+    const pending = Array.from({ length: 102 }, () => Promise.resolve(auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)).then((r) => r, (e: unknown) => e));
+    const extra = await Promise.resolve(auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)).catch((e: unknown) => e);
     expect(extra).toMatchObject({ status: 503, code: 'service_unavailable', headers: { 'Retry-After': '1' } });
     while (release.length > 0 || running > 0) {
       release.splice(0).forEach((r) => r());
@@ -212,5 +188,79 @@ describe('AuthService', () => {
     expect(results.every((r) => (r as { ok?: boolean }).ok === false)).toBe(true);
     expect(most).toBe(2);
     expect(keys.findByHash).toHaveBeenCalledTimes(102);
+  });
+
+  it('refuses a version 2 key with a forged tag without a lookup, and looks up a signed one', async () => {
+    const secret = 'c'.repeat(32);
+    const signed = generateApiKey(secret);
+    const { auth, keys, metrics } = setup({ API_KEY_CHECKSUM_SECRET: secret }, stored({ hash: hashApiKey(signed) }));
+    for (let i = 0; i < 50; i++) {
+      expect(await refusal(auth, `Bearer ${generateApiKey('f'.repeat(32))}`)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    }
+    expect(keys.findByHash).not.toHaveBeenCalled();
+    expect(await metrics.render()).toContain('api_key_refusals_total{reason="malformed"} 50');
+    expect((await auth.verify(`Bearer ${signed}`, ADDRESS)).ok).toBe(true);
+    expect(keys.findByHash).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses version 2 keys outright when no checksum secret is configured', async () => {
+    const { auth, keys } = setup();
+    expect(await refusal(auth, `Bearer ${generateApiKey('c'.repeat(32))}`)).toMatchObject({ code: 'invalid_api_key' });
+    expect(keys.findByHash).not.toHaveBeenCalled();
+  });
+
+  it('gives an address a budget of failed version 1 lookups per minute, but never refuses a key it found before', async () => {
+    const { auth, keys, clock } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '3' });
+    expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true); // found: known from now on
+    keys.findByHash.mockClear();
+    const codes = [];
+    for (let i = 0; i < 6; i++) codes.push((await refusal(auth, `Bearer ${generateApiKey()}`)).code);
+    expect(codes).toEqual(['invalid_api_key', 'invalid_api_key', 'invalid_api_key', 'rate_limit_exceeded', 'rate_limit_exceeded', 'rate_limit_exceeded']);
+    expect(keys.findByHash).toHaveBeenCalledTimes(3);
+    const refused = await refusal(auth, `Bearer ${generateApiKey()}`);
+    expect(refused).toMatchObject({ status: 429, headers: { 'Retry-After': '55' } });
+    // Another address has its own budget; the known key still gets in from the exhausted one.
+    expect(await refusal(auth, `Bearer ${generateApiKey()}`, '198.51.100.1')).toMatchObject({ code: 'invalid_api_key' });
+    clock.set('2026-11-22T12:00:06Z');
+    expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+    // The next minute the address may try again.
+    clock.set('2026-11-22T12:01:00Z');
+    expect(await refusal(auth, `Bearer ${generateApiKey()}`)).toMatchObject({ code: 'invalid_api_key' });
+  });
+
+  it('counts a running lookup against the budget, so concurrent guesses cannot pass it together', async () => {
+    const { auth, keys } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '5' });
+    const results = await Promise.all(Array.from({ length: 40 }, () => auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)));
+    expect(keys.findByHash).toHaveBeenCalledTimes(5);
+    expect(results.filter((r) => !r.ok && r.error.code === 'rate_limit_exceeded')).toHaveLength(35);
+  });
+
+  it('bounds lookups of never-found version 1 keys per instance, whatever the addresses (token bucket on the clock)', async () => {
+    const { auth, keys, clock } = setup({ API_KEY_UNKNOWN_LOOKUPS_PER_SECOND: '20' });
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.0.${i}.1`)));
+    expect(keys.findByHash).toHaveBeenCalledTimes(20);
+    const busy = results.filter((r) => !r.ok && r.error.status === 503);
+    expect(busy).toHaveLength(80);
+    expect(busy[0]).toMatchObject({ error: { code: 'service_unavailable', headers: { 'Retry-After': '1' } } });
+    // Half a second refills half the bucket.
+    clock.set('2026-11-22T12:00:05.500Z');
+    await Promise.all(Array.from({ length: 30 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.1.${i}.1`)));
+    expect(keys.findByHash).toHaveBeenCalledTimes(30);
+  });
+
+  it('refuses an expired key with api_key_expired, judged at the current instant even when cached', async () => {
+    const { auth, clock } = setup({}, stored({ expiresAt: new Date('2026-11-22T12:00:10Z') }));
+    expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+    clock.set('2026-11-22T12:00:10Z');
+    expect(await refusal(auth, `Bearer ${KEY}`)).toMatchObject({ status: 401, code: 'api_key_expired' });
+  });
+
+  it('accepts a rolled key\'s previous secret until its overlap ends, then refuses it with api_key_expired', async () => {
+    const { auth, clock } = setup({}, stored({ previousExpiresAt: new Date('2026-11-22T13:00:00Z') }));
+    expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+    clock.set('2026-11-22T13:00:00Z');
+    const error = await refusal(auth, `Bearer ${KEY}`);
+    expect(error).toMatchObject({ status: 401, code: 'api_key_expired' });
+    expect(error.message).toContain('replaced by a roll');
   });
 });

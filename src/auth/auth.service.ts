@@ -1,63 +1,41 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
-import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
-import { requestContext } from '../http/request-context.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
-import { hashesEqual, memoizedKeyHasher } from './api-key-format.js';
+import { API_KEY_REFUSAL_REASONS, MetricsService } from '../metrics/metrics.service.js';
+import { Clock } from '../time/clock.js';
+import { apiKeyVersion, hashApiKey, hashesEqual, type ApiKeyVersion } from './api-key-format.js';
 import { ApiKeysService, StoredApiKey } from './api-keys.service.js';
-import type { AuthResult, Principal } from './auth.types.js';
-
-const RESULT = Symbol('animal-store.auth.result');
-const PRECHECK = Symbol('animal-store.auth.precheck');
-const HASH = Symbol('animal-store.auth.hash');
-
-type AuthRequest = Request & {
-  [RESULT]?: AuthResult | Promise<AuthResult>;
-  [PRECHECK]?: Precheck;
-  [HASH]?: string;
-};
-
-/**
- * What a request's credentials are without asking the database (AuthService.precheck): the
- * result when none is needed, else whether the key is one this instance has found before
- * (`known`: its cached lookup expired) or not (`unknown`: as far as this instance can tell, a
- * guess until the database says otherwise).
- */
-export type Precheck = AuthResult | 'known' | 'unknown';
+import type { AuthResult } from './auth.types.js';
 
 /** `last_used_at` is written at most this often per key and instance. */
 export const TOUCH_INTERVAL_MS = 60_000;
 /** Keys remembered per cache; beyond that the least recently used are dropped. */
 const CACHE_MAX = 10_000;
-/**
- * Lookups of unknown keys waiting for a connection, beyond which more are refused (503) at
- * once. The number running at once is half the pool (see the constructor).
- */
+/** Lookups of never-found keys waiting for a connection, beyond which more are refused (503) at once. */
 const UNKNOWN_LOOKUP_QUEUE = 100;
 
-/** The authenticated caller of a request, once AuthService.resolve has accepted its key. */
-export function principalOf(req: Request): Principal | undefined {
-  return requestContext(req).principal as Principal | undefined;
+/** A well-formed key, as far as it can be judged without I/O. */
+interface Credential {
+  hash: string;
+  version: ApiKeyVersion;
 }
 
 /**
- * Checks the bearer API key of a request. The rate-limit guard (to key its counters) and the
- * BearerAuthGuard (to refuse) both call resolve(); the check runs once per request.
+ * Checks the bearer API key of a request (docs/api-keys.md): the admission service asks it
+ * once per request, with the client's address.
  *
- * Lookups are cached in process for API_KEY_CACHE_TTL_MS (< 5 s): a hot key costs no database
- * round trip, and a key revoked by any instance or by the key tool is refused everywhere once
- * the entry expires. Unknown keys are cached too (separately, so they cannot evict live keys),
+ * Without I/O: a missing header, a malformed key, a version 1 key whose CRC fails and a version
+ * 2 key whose HMAC tag fails are refused at once. A well-formed key is looked up, cached in
+ * process for API_KEY_CACHE_TTL_MS (< 5 s, so revocation reaches every instance within 5 s),
  * and concurrent lookups of one key share a single query.
  *
- * Key guessing: a well-formed key is cheap to forge (the checksum is public), so a key this
- * instance has never found is a guess until the database says otherwise. The rate limiter asks
- * precheck() first and counts such a request against the client's address before the lookup
- * (a limited or banned address gets its 429 without one); and at most half the connection pool
- * serves lookups of unknown keys at any moment, so guesses from many addresses cannot take the
- * connections valid requests need. Keys found before are remembered (hash only, LRU) beyond the
- * cache TTL, so their periodic re-check is never held up by the address's limit or that bound.
+ * Version 1 keys can be forged by anyone (their checksum is public), so lookups of version 1
+ * keys this instance has never found are bounded: per address, an address whose lookups failed
+ * API_KEY_FAILED_LOOKUPS_PER_ADDRESS times this minute gets no more until the minute ends; per
+ * instance, at most API_KEY_UNKNOWN_LOOKUPS_PER_SECOND (token bucket) and half the pool at once.
+ * A version 2 key with a valid tag was issued by this service, so it is always looked up.
  */
 @Injectable()
 export class AuthService implements BeforeApplicationShutdown {
@@ -67,17 +45,22 @@ export class AuthService implements BeforeApplicationShutdown {
   private readonly inflight = new Map<string, Promise<StoredApiKey | null>>();
   /** Bumped on local invalidation, so a lookup already in flight does not re-cache stale data. */
   private generation = 0;
+  /** Keys (text) judged well-formed, with their hash: a client sends the same key on every request. */
+  private readonly credentials = new LRUCache<string, Credential>({ max: CACHE_MAX });
+  /** Hashes the database returned a key for: their lookups are never guesses. */
+  private readonly known = new LRUCache<string, true>({ max: CACHE_MAX });
+  /** Failed (or running) lookups of never-found version 1 keys per address, in the current minute. */
+  private readonly failuresByAddress = new LRUCache<string, { minute: number; count: number }>({ max: CACHE_MAX });
+  private readonly unknownLookups: TokenBucket;
+  private readonly unknownLookupSlots: Semaphore;
   private readonly lastTouched = new LRUCache<string, number>({ max: CACHE_MAX });
   private readonly touches = new Set<Promise<void>>();
-  /** The hash of a well-formed key, null for a malformed one (memoised). */
-  private readonly hash: (key: string) => string | null;
-  /** Hashes the database returned a key for (valid or revoked): lookups of these are no guesses. */
-  private readonly known = new LRUCache<string, true>({ max: CACHE_MAX });
-  private readonly unknownLookups: Semaphore;
 
   constructor(
     private readonly keys: ApiKeysService,
-    @Inject(apiKeysConfig.token) config: ApiKeysConfig,
+    private readonly clock: Clock,
+    private readonly metrics: MetricsService,
+    @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Inject(databaseConfig.token) database: DatabaseConfig,
   ) {
     const ttl = config.apiKeyCacheTtlMs;
@@ -86,50 +69,26 @@ export class AuthService implements BeforeApplicationShutdown {
       this.missing = new LRUCache({ max: CACHE_MAX, ttl });
     }
     keys.onKeyChanged((hash) => this.forget(hash));
-    this.hash = memoizedKeyHasher(config.apiKeyPepper, CACHE_MAX);
-    this.unknownLookups = new Semaphore(Math.max(1, Math.floor(database.dbPoolMax / 2)), UNKNOWN_LOOKUP_QUEUE);
+    this.unknownLookups = new TokenBucket(config.apiKeyUnknownLookupsPerSecond);
+    this.unknownLookupSlots = new Semaphore(Math.max(1, Math.floor(database.dbPoolMax / 2)), UNKNOWN_LOOKUP_QUEUE);
   }
 
   /**
-   * The request's credentials as far as they can be judged without the database (no header, a
-   * malformed key, a cached lookup), else whether its key is `known` or `unknown` (see
-   * Precheck). A settled result is memoised for resolve(), so a cached key costs no more than
-   * resolve() alone.
+   * The outcome of an Authorization header sent from `address`. Bad credentials are a result
+   * ({ok: false}), never an exception; only a failing database rejects (answered 503).
    */
-  precheck(req: Request): Precheck {
-    const r = req as AuthRequest;
-    return (r[PRECHECK] ??= this.judgeOffline(r));
+  async verify(header: string | undefined, address: string): Promise<AuthResult> {
+    const parsed = parseHeader(header);
+    if (typeof parsed !== 'string') return parsed;
+    const credential = this.credential(parsed);
+    if (credential === null) return this.refusal(null, 'malformed', 'The API key is malformed or forged; check that it was copied completely.');
+    const cached = this.cached(credential.hash);
+    if (cached !== undefined) return this.judge(cached, credential.hash);
+    if (credential.version === 2 || this.known.has(credential.hash)) return this.judge(await this.lookup(credential.hash), credential.hash);
+    return this.lookupGuess(credential.hash, address);
   }
 
-  /**
-   * The outcome of the request's credentials, computed once and memoised on the request.
-   * Bad credentials are a result ({ok: false}), never an exception; only a failing database
-   * rejects (the exception filter answers 503 for an unreachable one).
-   */
-  resolve(req: Request): AuthResult | Promise<AuthResult> {
-    const r = req as AuthRequest;
-    const known = r[RESULT];
-    if (known !== undefined) return known;
-    const pre = this.precheck(req);
-    // Judged without the database (a cached key, refused credentials): synchronous, so the
-    // guards that call this need not await.
-    if (typeof pre !== 'string') return (r[RESULT] = pre);
-    const hash = r[HASH] as string;
-    const settled = this.lookup(hash).then((stored) => {
-      const result = this.judge(stored, hash);
-      if (result.ok) requestContext(r).principal = result.principal;
-      return (r[RESULT] = result);
-    });
-    r[RESULT] = settled;
-    return settled;
-  }
-
-  /** The hash of the request's key once precheck() found it `known` or `unknown`, else undefined. */
-  keyHash(req: Request): string | undefined {
-    return (req as AuthRequest)[HASH];
-  }
-
-  /** Drops a key's cached lookup (it was revoked or re-planned by this process). */
+  /** Drops a key's cached lookup (it was revoked, rolled or re-planned by this process). */
   forget(hash: string): void {
     this.generation += 1;
     this.found?.delete(hash);
@@ -141,37 +100,68 @@ export class AuthService implements BeforeApplicationShutdown {
     await Promise.allSettled([...this.touches]);
   }
 
-  private judgeOffline(r: AuthRequest): Precheck {
-    const parsed = parseHeader(r.headers.authorization);
-    if (typeof parsed !== 'string') return parsed;
-    const hash = this.hash(parsed);
-    if (hash === null) return refuse('invalid_api_key', 'The API key is malformed; check that it was copied completely.');
-    const hit = this.found?.get(hash);
-    if (hit) {
-      const result = this.judge(hit, hash);
-      if (result.ok) requestContext(r).principal = result.principal;
-      return result;
+  /** The hash and version of a well-formed key, or null. */
+  private credential(key: string): Credential | null {
+    let credential = this.credentials.get(key);
+    if (credential === undefined) {
+      const version = apiKeyVersion(key, this.config.apiKeyChecksumSecret);
+      if (version === null) return null;
+      credential = { hash: hashApiKey(key, this.config.apiKeyPepper), version };
+      this.credentials.set(key, credential);
     }
-    if (this.missing?.has(hash)) return judge(null, hash);
-    r[HASH] = hash;
-    return this.known.has(hash) ? 'known' : 'unknown';
+    return credential;
   }
 
-  /** The outcome of a lookup; a found key is recorded in use. */
-  private judge(stored: StoredApiKey | null, hash: string): AuthResult {
-    const result = judge(stored, hash);
-    if (result.ok && stored) this.touch(stored);
-    return result;
-  }
-
-  private lookup(hash: string): Promise<StoredApiKey | null> {
+  /** A cached lookup: the key, null for a cached miss, undefined when nothing is cached. */
+  private cached(hash: string): StoredApiKey | null | undefined {
     const hit = this.found?.get(hash);
-    if (hit) return Promise.resolve(hit);
-    if (this.missing?.has(hash)) return Promise.resolve(null);
+    if (hit) return hit;
+    return this.missing?.has(hash) ? null : undefined;
+  }
+
+  /** A version 1 key this instance has never found: looked up within the address's and the instance's bounds. */
+  private async lookupGuess(hash: string, address: string): Promise<AuthResult> {
+    // A lookup of this key already running is shared, at no cost: the burst of a valid key's
+    // many connections to a fresh instance is one lookup, counted once.
+    const running = this.inflight.get(hash);
+    if (running !== undefined) return this.judge(await running, hash);
+    const minute = Math.floor(this.clock.now().getTime() / 60_000);
+    let failures = this.failuresByAddress.get(address);
+    if (failures === undefined || failures.minute !== minute) {
+      failures = { minute, count: 0 };
+      this.failuresByAddress.set(address, failures);
+    }
+    if (failures.count >= this.config.apiKeyFailedLookupsPerAddress) {
+      const retryAfter = String(60 - (Math.floor(this.clock.now().getTime() / 1000) % 60));
+      return this.refusal(
+        new ApiError(
+          429,
+          'rate_limit_exceeded',
+          `Too many unknown API keys were sent from this client address this minute; its new keys are checked again in ${retryAfter} seconds.`,
+          undefined,
+          { 'Retry-After': retryAfter },
+        ),
+        'address_budget',
+      );
+    }
+    if (!this.unknownLookups.take(this.clock.now().getTime())) {
+      return this.refusal(busy(), 'instance_budget');
+    }
+    // Counted as failed while it runs, so concurrent guesses from one address cannot pass the budget together.
+    failures.count += 1;
+    const stored = await this.lookup(hash, true);
+    if (stored !== null) failures.count -= 1;
+    return this.judge(stored, hash);
+  }
+
+  /** One lookup, shared by concurrent requests for the same key; cached by outcome. */
+  private lookup(hash: string, guess = false): Promise<StoredApiKey | null> {
     let pending = this.inflight.get(hash);
     if (!pending) {
       const generation = this.generation;
-      pending = this.query(hash).finally(() => this.inflight.delete(hash));
+      const query = () => this.keys.findByHash(hash);
+      pending = (guess ? this.unknownLookupSlots.run(query, busy) : query()).finally(() => this.inflight.delete(hash));
+      this.metrics.apiKeyLookup();
       pending.then(
         (stored) => {
           if (stored) this.known.set(hash, true);
@@ -186,16 +176,32 @@ export class AuthService implements BeforeApplicationShutdown {
     return pending;
   }
 
-  /** One lookup; those of unknown keys share half the pool and a bounded queue. */
-  private query(hash: string): Promise<StoredApiKey | null> {
-    if (this.known.has(hash)) return this.keys.findByHash(hash);
-    return this.unknownLookups.run(() => this.keys.findByHash(hash), BUSY);
+  /** The outcome of a lookup at the current instant; a key found valid is recorded in use. */
+  private judge(stored: StoredApiKey | null, hash: string): AuthResult {
+    if (!stored || !hashesEqual(stored.hash, hash) || stored.revokedAt !== null) {
+      return this.refusal(null, 'unknown', 'The API key is not valid: it is unknown or has been revoked.');
+    }
+    const now = this.clock.now();
+    if (stored.expiresAt !== null && stored.expiresAt <= now) {
+      return this.refusal(new ApiError(401, 'api_key_expired', `The API key expired at ${stored.expiresAt.toISOString()}; ask for a new one.`), 'expired');
+    }
+    if (stored.previousExpiresAt !== null && stored.previousExpiresAt <= now) {
+      const message = `This secret of the API key was replaced by a roll and stopped working at ${stored.previousExpiresAt.toISOString()}; use the new secret.`;
+      return this.refusal(new ApiError(401, 'api_key_expired', message), 'expired');
+    }
+    this.touch(stored);
+    return { ok: true, principal: { keyId: stored.id.toString(), plan: stored.plan, perMinute: stored.perMinute, perDay: stored.perDay } };
+  }
+
+  private refusal(error: ApiError | null, reason: RefusalReason, message?: string): AuthResult {
+    this.metrics.apiKeyRefused(reason);
+    return { ok: false, error: error ?? invalid(message as string) };
   }
 
   /** Records use in `last_used_at`, at most once a minute per key; never delays the request. */
   private touch(stored: StoredApiKey): void {
     const id = stored.id.toString();
-    const now = Date.now();
+    const now = this.clock.now().getTime();
     const last = this.lastTouched.get(id) ?? stored.lastUsedAt?.getTime() ?? 0;
     if (now - last < TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(id, now);
@@ -207,38 +213,51 @@ export class AuthService implements BeforeApplicationShutdown {
   }
 }
 
-function refuse(code: 'missing_api_key' | 'invalid_api_key', message: string): AuthResult {
-  return { ok: false, error: new ApiError(401, code, message) };
+/** Why a key was refused, for api_key_refusals_total. */
+type RefusalReason = (typeof API_KEY_REFUSAL_REASONS)[number];
+
+function invalid(message: string): ApiError {
+  return new ApiError(401, 'invalid_api_key', message);
 }
 
-/** The bearer credential of an Authorization header (its form is checked by the hasher), or the refusal; never a lookup. */
+/** The bearer credential of an Authorization header, or the refusal; never a lookup. */
 function parseHeader(header: string | undefined): string | AuthResult {
   // The messages never include what was presented: it may be a real key sent to the wrong place.
   if (header === undefined || header.trim() === '') {
-    return refuse('missing_api_key', 'An API key is required: send it as "Authorization: Bearer <key>".');
+    return { ok: false, error: new ApiError(401, 'missing_api_key', 'An API key is required: send it as "Authorization: Bearer <key>".') };
   }
   const match = /^\s*(\S+)(?:\s+(\S+))?\s*$/.exec(header);
   if (!match || match[1].toLowerCase() !== 'bearer' || match[2] === undefined) {
-    return refuse('invalid_api_key', 'The Authorization header must be "Bearer <key>" with an API key.');
+    return { ok: false, error: invalid('The Authorization header must be "Bearer <key>" with an API key.') };
   }
   return match[2];
 }
 
-function judge(stored: StoredApiKey | null, hash: string): AuthResult {
-  if (!stored || !hashesEqual(stored.hash, hash) || stored.revokedAt !== null) {
-    return refuse('invalid_api_key', 'The API key is not valid: it is unknown or has been revoked.');
-  }
-  return {
-    ok: true,
-    principal: { keyId: stored.id.toString(), plan: stored.plan, perMinute: stored.perMinute, perDay: stored.perDay },
-  };
-}
-
-/** What a lookup of an unknown key gets while too many are waiting already. */
-const BUSY = (): ApiError =>
+/** What a lookup of a never-found key gets while the instance's bound is spent. */
+const busy = (): ApiError =>
   new ApiError(503, 'service_unavailable', 'Too many unrecognised API keys are being checked right now; retry shortly.', undefined, {
     'Retry-After': '1',
   });
+
+/** At most `perSecond` takes per second, in bursts of up to `perSecond`; refilled by the caller's clock. */
+class TokenBucket {
+  private tokens: number;
+  private lastMs?: number;
+
+  constructor(private readonly perSecond: number) {
+    this.tokens = perSecond;
+  }
+
+  take(nowMs: number): boolean {
+    if (this.lastMs !== undefined && nowMs > this.lastMs) {
+      this.tokens = Math.min(this.perSecond, this.tokens + ((nowMs - this.lastMs) * this.perSecond) / 1000);
+    }
+    this.lastMs = nowMs;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
 
 /**
  * At most `limit` tasks at once; up to `queue` more wait their turn, and beyond that run()

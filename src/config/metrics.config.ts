@@ -23,6 +23,11 @@ export const metricsConfig = defineConfig('metrics', (env, use) => {
     );
   }
   return {
+    /**
+     * Interface the METRICS_PORT listener binds: loopback unless the operator opens it (a
+     * scraper on another host needs e.g. 0.0.0.0, and then METRICS_TOKEN).
+     */
+    metricsHost: optional(env, 'METRICS_HOST') ?? '127.0.0.1',
     /** Bearer token /metrics requires; undefined: open (keep it off the public network). */
     metricsToken,
     /** Serve /metrics on this port only (a listener of its own), not on PORT. */

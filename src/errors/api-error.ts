@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'unknown_parameter',
   'missing_api_key',
   'invalid_api_key',
+  'api_key_expired',
   'not_found',
   'route_not_found',
   'method_not_allowed',

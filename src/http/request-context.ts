@@ -7,6 +7,16 @@ export interface RequestPrincipal {
   readonly plan: string;
 }
 
+/**
+ * What admission decided about a request: who sent it (a valid key's principal, if any) and
+ * whom it is counted against. The admission module's Admission is one, with the rest of its
+ * decision (windows, headers, refusal).
+ */
+export interface RequestAdmission {
+  readonly principal?: RequestPrincipal;
+  readonly subject: { readonly id: string; readonly plan: string; readonly perMinute: number; readonly perDay: number };
+}
+
 /** Why a request met the database's failure, for database_errors_total (set by the exception filter). */
 export type DatabaseErrorKind = 'unavailable' | 'query';
 
@@ -17,8 +27,8 @@ export type DatabaseErrorKind = 'unavailable' | 'query';
  * and log tooling expect it.
  */
 export interface RequestContext {
-  /** Set by auth when the request's API key is valid. */
-  principal?: RequestPrincipal;
+  /** Set by admission (the global guard, or the unmatched-route layer) before any handler runs. */
+  admission?: RequestAdmission;
   /** Set by the exception filter when the request failed on the database. */
   databaseError?: DatabaseErrorKind;
 }

@@ -41,7 +41,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const res = context.switchToHttp().getResponse<Response>();
     const key = parseIdempotencyKey(req.headers['idempotency-key']);
     if (key === undefined) return next.handle();
-    const principal = requestContext(req).principal;
+    const principal = requestContext(req).admission?.principal;
     // Guards ran first: an operation with @Idempotent is never @Public.
     if (!principal) throw new Error('Idempotency-Key on a request without an authenticated API key');
     const operation = this.reflector.get<string>(IDEMPOTENT_OPERATION, context.getHandler()) ?? `${req.method} ${req.path}`;

@@ -21,7 +21,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     @Inject(metricsConfig.token) private readonly config: MetricsConfig,
-    /** The app server's host and timeouts, which this listener shares. */
+    /** The app server's timeouts, which this listener shares. */
     @Inject(serverConfig.token) private readonly http: ServerConfig,
     private readonly metrics: MetricsService,
   ) {
@@ -37,13 +37,13 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     server.requestTimeout = this.http.requestTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, this.http.host, () => {
+      server.listen(port, this.config.metricsHost, () => {
         server.off('error', reject);
         resolve();
       });
     });
     this.server = server;
-    this.logger.log(`metrics on http://${this.http.host}:${port}/metrics`);
+    this.logger.log(`metrics on http://${this.config.metricsHost}:${port}/metrics`);
   }
 
   async onApplicationShutdown(): Promise<void> {

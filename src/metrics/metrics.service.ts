@@ -7,6 +7,9 @@ import { routeTemplate } from '../http/route-template.js';
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';
 
+/** Why a bearer key was refused. */
+export const API_KEY_REFUSAL_REASONS = ['malformed', 'unknown', 'expired', 'address_budget', 'instance_budget'] as const;
+
 /** What kind of database failure was seen. */
 export type DatabaseErrorKind = 'unavailable' | 'query';
 
@@ -57,6 +60,19 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly apiKeyLookups = new Counter({
+    name: 'api_key_lookups_total',
+    help: 'API key lookups sent to the database (concurrent requests for one key share one).',
+    registers: [this.registry],
+  });
+
+  private readonly apiKeyRefusals = new Counter({
+    name: 'api_key_refusals_total',
+    help: 'Bearer keys refused, by reason: malformed (incl. a forged version 2 tag), unknown (or revoked), expired, address_budget, instance_budget.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /** The histogram's child per label set, so an observation does not hash its labels again. */
   private readonly durationSeries = new Map<string, { observe(value: number): void }>();
 
@@ -65,6 +81,17 @@ export class MetricsService {
     // Series exist from the start at 0, so rates and alerts work before the first event.
     for (const plan of [...PLANS, 'anonymous']) this.rateLimitRejections.inc({ plan, code: 'rate_limit_exceeded' }, 0);
     for (const kind of ['unavailable', 'query'] as const) this.databaseErrors.inc({ kind }, 0);
+    for (const reason of API_KEY_REFUSAL_REASONS) this.apiKeyRefusals.inc({ reason }, 0);
+  }
+
+  /** Counts one API key lookup query. */
+  apiKeyLookup(): void {
+    this.apiKeyLookups.inc();
+  }
+
+  /** Counts a refused bearer key. */
+  apiKeyRefused(reason: (typeof API_KEY_REFUSAL_REASONS)[number]): void {
+    this.apiKeyRefusals.inc({ reason });
   }
 
   /** Counts a 429: `plan` is the key's plan, or 'anonymous' for requests limited per address. */

@@ -143,4 +143,20 @@ describe('counterName', () => {
       }),
     );
   });
+
+  it('keeps keys\' counters and bans, and addresses\' bans, through a flood of fresh addresses five times its cap', () => {
+    const small = new MemoryRateLimitStore(new SystemClock(), 100);
+    const ban = (subject: string) => {
+      for (let i = 0; i < 60 + 21; i++) small.consume(req(T, FREE, subject));
+      expect(small.consume(req(T, FREE, subject)).outcome).toBe('banned');
+    };
+    ban('key:9');
+    ban('ip:198.51.100.9');
+    for (let i = 0; i < 5; i++) small.consume(req(T, FREE, 'key:10'));
+    for (let i = 0; i < 500; i++) small.consume(req(T, FREE, `ip:10.0.${i >> 8}.${i & 255}`));
+    expect(small.size).toBeLessThanOrEqual(200);
+    expect(small.consume(req(T + 1000, FREE, 'key:9'))).toMatchObject({ outcome: 'banned', bannedUntilMs: T + 900_000 });
+    expect(small.consume(req(T + 1000, FREE, 'ip:198.51.100.9'))).toMatchObject({ outcome: 'banned', bannedUntilMs: T + 900_000 });
+    expect(small.consume(req(T + 1000, FREE, 'key:10')).windows.map((w) => w.count)).toEqual([6, 6]);
+  });
 });

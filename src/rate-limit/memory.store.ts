@@ -10,47 +10,55 @@ import {
   WindowState,
 } from './rate-limit.windows.js';
 
-/** Everything known about one subject; stale parts are recognised by their window start. */
+/** What is counted for one subject; stale parts are recognised by their window start. */
 interface Entry {
   windows: Map<string, { start: number; count: number }>;
   /** Rejections in the current limited period, identified by `<window>:<start>`. */
   rejections: { period: string; count: number } | null;
+  /** End of a key's ban (an address's ban is kept apart, in `bans`). */
   bannedUntil: number;
 }
 
 /**
  * What one subject's entry costs, estimated: the entry, its map of two windows and the cache's
- * own bookkeeping (measured on Node 20: about 490 bytes with a 20-character name), plus the
- * name at two bytes a character.
+ * own bookkeeping, plus the name at two bytes a character.
  */
 export const ENTRY_BYTES = 512;
 const entryBytes = (_entry: Entry, name: string): number => ENTRY_BYTES + 2 * name.length;
 
 /**
- * Counters in process memory: the store without REDIS_URL, and each instance's fallback while
+ * Counters in process memory: the store without Redis, and each instance's fallback while
  * Redis is unreachable. `consume` is synchronous inside, so concurrent requests of one process
- * are decided exactly. Memory is bounded by an LRU of at most `maxSubjects` entries and
- * `maxBytes` (estimated; names are bounded by counterName) and nothing is scheduled per hit: an
- * entry's windows and ban simply stop counting when their time is over (the stock throttler
- * storage keeps a timer per hit; lru-cache's own TTL would too, through its `ttlResolution`
- * timer, so it is not used).
+ * are decided exactly. Nothing is scheduled per hit: an entry's windows and ban simply stop
+ * counting when their time is over.
+ *
+ * Three bounded LRUs, so that churn cannot evict what matters: API keys' counters and bans
+ * (`keys`: only requests with a valid key reach them), anonymous addresses' counters
+ * (`addresses`: a flood of fresh addresses only churns these), and addresses' bans (`bans`:
+ * each one costs its address a whole limited period to earn). Each holds at most `maxSubjects`
+ * entries; the counters at most `maxBytes` (estimated; names are bounded by counterName).
  */
 export class MemoryRateLimitStore extends RateLimitStore {
-  private readonly entries: LRUCache<string, Entry>;
+  private readonly keys: LRUCache<string, Entry>;
+  private readonly addresses: LRUCache<string, Entry>;
+  private readonly bans: LRUCache<string, number>;
 
   constructor(clock: Clock, maxSubjects: number, maxBytes = maxSubjects * (ENTRY_BYTES + 256)) {
     super(clock);
-    this.entries = new LRUCache<string, Entry>({ max: maxSubjects, maxSize: maxBytes, sizeCalculation: entryBytes });
+    const options = { max: maxSubjects, maxSize: maxBytes, sizeCalculation: entryBytes };
+    this.keys = new LRUCache<string, Entry>(options);
+    this.addresses = new LRUCache<string, Entry>(options);
+    this.bans = new LRUCache<string, number>({ max: maxSubjects });
   }
 
-  /** Estimated bytes held (tests). */
+  /** Estimated bytes held by the counters (tests). */
   get bytes(): number {
-    return this.entries.calculatedSize;
+    return this.keys.calculatedSize + this.addresses.calculatedSize;
   }
 
-  /** Subjects currently held (tests). */
+  /** Subjects whose counters are held (tests). */
   get size(): number {
-    return this.entries.size;
+    return this.keys.size + this.addresses.size;
   }
 
   consume(request: ConsumeRequest): ConsumeResult {
@@ -60,10 +68,12 @@ export class MemoryRateLimitStore extends RateLimitStore {
   consumeSync(request: ConsumeRequest): ConsumeResult {
     const { nowMs, windows: specs, banThreshold, banMs } = request;
     const subject = counterName(request.subject);
-    let entry = this.entries.get(subject);
+    const isKey = request.subject.startsWith('key:');
+    const entries = isKey ? this.keys : this.addresses;
+    let entry = entries.get(subject);
     if (!entry) {
       entry = { windows: new Map(), rejections: null, bannedUntil: 0 };
-      this.entries.set(subject, entry);
+      entries.set(subject, entry);
     }
     const starts = specs.map((s) => windowStart(nowMs, s.ttlMs));
     const counts = specs.map((s, i) => {
@@ -73,8 +83,9 @@ export class MemoryRateLimitStore extends RateLimitStore {
     const state = (): WindowState[] =>
       specs.map((s, i) => ({ ...s, count: counts[i], resetMs: windowReset(nowMs, s.ttlMs) }));
 
-    if (entry.bannedUntil > nowMs) {
-      return { outcome: 'banned', windows: state(), bannedUntilMs: entry.bannedUntil };
+    const bannedUntil = isKey ? entry.bannedUntil : (this.bans.get(subject) ?? 0);
+    if (bannedUntil > nowMs) {
+      return { outcome: 'banned', windows: state(), bannedUntilMs: bannedUntil };
     }
     const blocking = blockingWindow(specs, counts, nowMs);
     if (blocking === -1) {
@@ -91,8 +102,10 @@ export class MemoryRateLimitStore extends RateLimitStore {
       // A fresh count after the ban: a key still limited when it ends gets rate_limit_exceeded
       // again before it can be banned again.
       entry.rejections = null;
-      entry.bannedUntil = nowMs + banMs;
-      return { outcome: 'banned', windows: state(), bannedUntilMs: entry.bannedUntil };
+      const until = nowMs + banMs;
+      if (isKey) entry.bannedUntil = until;
+      else this.bans.set(subject, until);
+      return { outcome: 'banned', windows: state(), bannedUntilMs: until };
     }
     return { outcome: 'limited', windows: state() };
   }

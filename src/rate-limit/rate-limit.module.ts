@@ -1,15 +1,13 @@
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { AuthModule } from '../auth/auth.module.js';
 import { Clock } from '../time/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
 import { redisConfig, type RedisConfig } from '../config/redis.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { MemoryRateLimitStore } from './memory.store.js';
-import { RateLimitGuard, THROTTLERS } from './rate-limit.guard.js';
+import { RateLimiter, THROTTLERS } from './rate-limiter.js';
 import { RateLimitStore } from './rate-limit.store.js';
 import { RedisRateLimitStore } from './redis.store.js';
-import { UnmatchedRouteRateLimiter } from './unmatched-routes.js';
 
 export function createRateLimitStore(
   config: RateLimitConfig,
@@ -36,13 +34,11 @@ export function createRateLimitStore(
 export class RateLimitStoreModule {}
 
 /**
- * Plan rate limits (contract, "Rate limits"). ThrottlerModule holds the two named windows and
- * our store as its storage; the guard itself is registered in AppModule as an APP_GUARD,
- * before the bearer-auth guard.
+ * Plan rate limits (README, "Rate limits"). ThrottlerModule holds the two named windows and our
+ * store as its storage; RateLimiter counts a request with them, for the admission module.
  */
 @Module({
   imports: [
-    AuthModule,
     RateLimitStoreModule,
     ThrottlerModule.forRootAsync({
       imports: [RateLimitStoreModule],
@@ -50,7 +46,7 @@ export class RateLimitStoreModule {}
       useFactory: (storage: RateLimitStore) => ({ throttlers: THROTTLERS, storage, setHeaders: false }),
     }),
   ],
-  providers: [RateLimitGuard, UnmatchedRouteRateLimiter],
-  exports: [RateLimitGuard],
+  providers: [RateLimiter],
+  exports: [RateLimiter],
 })
 export class RateLimitModule {}

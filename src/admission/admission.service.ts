@@ -1,0 +1,79 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { AuthService } from '../auth/auth.service.js';
+import type { Principal } from '../auth/auth.types.js';
+import type { RequestAdmission } from '../http/request-context.js';
+import { requestContext } from '../http/request-context.js';
+import { addressSubject, clientAddress, RateLimiter, type RateLimitSubject } from '../rate-limit/rate-limiter.js';
+import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
+
+/** What admission decided about one request (README, "API keys" and "Rate limits"). */
+export interface Admission extends RequestAdmission {
+  readonly principal?: Principal;
+  readonly subject: RateLimitSubject;
+  /** Each window's count after this request, once counted. */
+  windows?: WindowState[];
+  decision?: 'allowed' | 'limited' | 'banned';
+  /** The rate-limit headers every /v1 response carries. */
+  headers?: RateLimitHeaders;
+  /** Why the request is refused: a 401, a 429, or the 503 of a key that could not be checked. */
+  refusal?: Error;
+}
+
+/**
+ * Admission of a request to a /v1 operation, in one place: who sent it, whom it is counted
+ * against, and whether it may go on.
+ *
+ * 1. The bearer key is verified (AuthService): offline for a missing, malformed or forged key,
+ *    else by a cached lookup. Nothing about the client's address decides whether a
+ *    well-formed key is looked up, except the failed-lookup budget of version 1 keys.
+ * 2. A valid key is counted against the key alone, at its plan's rates: its address never
+ *    refuses it, so many keys behind one address (a NAT, an integrator's backend, a freshly
+ *    started instance) are each limited by their own plan.
+ * 3. A request without a valid key (none, malformed, forged, unknown, revoked or expired) is
+ *    counted against its address at the free plan's rates and refused: 429 once the address is
+ *    over its limit or banned, else the key's 401.
+ * 4. A key that could not be checked (database unavailable) is counted against the address for
+ *    the headers and answered 503, never a 429: the limit would not be the client's own.
+ *
+ * The admission is stored once in the request context, where the access log, metrics and
+ * idempotency read the principal.
+ */
+@Injectable()
+export class AdmissionService {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  async admit(context: ExecutionContext): Promise<Admission> {
+    const req = context.switchToHttp().getRequest<Request>();
+    const address = clientAddress(req);
+    let verified;
+    try {
+      verified = await this.auth.verify(req.headers.authorization, address);
+    } catch (err) {
+      const admission = await this.count(context, req, { subject: addressSubject(address) });
+      admission.refusal = err as Error;
+      return admission;
+    }
+    if (verified.ok) {
+      const { principal } = verified;
+      const subject: RateLimitSubject = { id: `key:${principal.keyId}`, plan: principal.plan, perMinute: principal.perMinute, perDay: principal.perDay };
+      return this.count(context, req, { principal, subject });
+    }
+    const admission = await this.count(context, req, { subject: addressSubject(address) });
+    admission.refusal ??= verified.error;
+    return admission;
+  }
+
+  private async count(context: ExecutionContext, req: Request, admission: Admission): Promise<Admission> {
+    requestContext(req).admission = admission;
+    const decision = await this.limiter.count(context, admission.subject);
+    admission.windows = decision.result.windows;
+    admission.decision = decision.result.outcome;
+    admission.headers = decision.headers;
+    admission.refusal = decision.refusal;
+    return admission;
+  }
+}

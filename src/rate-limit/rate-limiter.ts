@@ -1,0 +1,143 @@
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  normalizeIp,
+  type ThrottlerModuleOptions,
+  type ThrottlerOptions,
+} from '@nestjs/throttler';
+import type { Request } from 'express';
+import { isIP } from 'node:net';
+import type { Limits } from '../auth/plans.js';
+import { PLAN_LIMITS } from '../auth/plans.js';
+import { ApiError } from '../errors/api-error.js';
+import { requestContext } from '../http/request-context.js';
+import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
+import { Clock } from '../time/clock.js';
+import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
+import { RateLimitStore } from './rate-limit.store.js';
+import { ConsumeResult, rateLimitHeaders, RateLimitHeaders, retryAfterSeconds, WindowSpec } from './rate-limit.windows.js';
+
+/** Who a request is counted against, and at which rates. */
+export interface RateLimitSubject extends Limits {
+  /** `key:<apiKeyId>` for a valid key, else `ip:<client address>`. */
+  id: string;
+  /** The key's plan, or `anonymous` for a request counted per address (metrics). */
+  plan: string;
+}
+
+/**
+ * The client address as Express computed it (X-Forwarded-For only through TRUST_PROXY), when it
+ * is an address: Express takes whatever text the trusted hop's X-Forwarded-For entry holds, and
+ * text that is no address (a forgery the balancer passed on, a `host:port`) would make every
+ * request a client of its own, never limited; then the socket's address counts.
+ * IPv6 addresses count per /64, as @nestjs/throttler does: one host usually holds a whole /64.
+ */
+export function clientAddress(req: Request): string {
+  const claimed = req.ip;
+  const address = claimed !== undefined && isIP(claimed) !== 0 ? claimed : req.socket?.remoteAddress;
+  return normalizeIp(address ?? 'unknown') ?? 'unknown';
+}
+
+export function addressSubject(address: string): RateLimitSubject {
+  return { id: `ip:${address}`, plan: 'anonymous', ...PLAN_LIMITS.free };
+}
+
+/** The subject a request is being counted against; the free plan's rates until one is chosen. */
+function subjectOf(context: ExecutionContext): Limits {
+  return requestContext(context.switchToHttp().getRequest<Request>()).admission?.subject ?? PLAN_LIMITS.free;
+}
+
+/**
+ * The two named throttlers of ThrottlerModule: a UTC minute and a UTC day, whose limits are
+ * those of the request's subject (the key's plan, or the free plan per address).
+ */
+export const THROTTLERS: ThrottlerOptions[] = [
+  { name: 'minute', ttl: 60_000, limit: (context) => subjectOf(context).perMinute },
+  { name: 'day', ttl: 86_400_000, limit: (context) => subjectOf(context).perDay },
+];
+
+const WINDOW_WORDS: Record<string, string> = { minute: 'per minute', day: 'per day' };
+
+/** One request counted against its subject: the store's decision, the headers, and the 429 if refused. */
+export interface RateLimitDecision {
+  result: ConsumeResult;
+  headers: RateLimitHeaders;
+  refusal?: ApiError;
+}
+
+/**
+ * Counts requests against their subject in every window of ThrottlerModule's named throttlers,
+ * with one call of ThrottlerModule's storage (our RateLimitStore: at most one Redis round trip
+ * for both windows and the ban), and says what the contract's headers and 429s say about it.
+ */
+@Injectable()
+export class RateLimiter {
+  private readonly throttlers: ThrottlerOptions[];
+
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() private readonly store: RateLimitStore,
+    private readonly clock: Clock,
+    @Inject(rateLimitConfig.token) private readonly config: RateLimitConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    this.throttlers = Array.isArray(options) ? options : options.throttlers;
+  }
+
+  /** Counts the request of `context` against the subject its admission names. */
+  async count(context: ExecutionContext, subject: RateLimitSubject): Promise<RateLimitDecision> {
+    const windows = await this.windows(context);
+    const nowMs = this.clock.now().getTime();
+    const result = await this.store.consume({
+      subject: subject.id,
+      nowMs,
+      windows,
+      banThreshold: this.config.rateLimitBanThreshold,
+      banMs: this.config.rateLimitBanSeconds * 1000,
+    });
+    const decision: RateLimitDecision = { result, headers: rateLimitHeaders(result, nowMs) };
+    if (result.outcome !== 'allowed') {
+      decision.refusal = this.refusal(result, nowMs, subject);
+      this.metrics.rateLimitRejected(subject.plan, decision.refusal.code as RateLimitRejection);
+    }
+    return decision;
+  }
+
+  /** The request's windows from the named throttlers (their ttl and limit may be functions of the request). */
+  private async windows(context: ExecutionContext): Promise<WindowSpec[]> {
+    return Promise.all(
+      this.throttlers.map(async (throttler) => {
+        const resolve = async (value: ThrottlerOptions['ttl'] | ThrottlerOptions['limit']): Promise<number> => {
+          const n = typeof value === 'function' ? await value(context) : value;
+          if (!Number.isSafeInteger(n) || n < 0) throw new Error(`throttler ${throttler.name}: not a count: ${n}`);
+          return n;
+        };
+        return { name: throttler.name as string, ttlMs: await resolve(throttler.ttl), limit: await resolve(throttler.limit) };
+      }),
+    );
+  }
+
+  private refusal(result: ConsumeResult, nowMs: number, subject: RateLimitSubject): ApiError {
+    const retryAfter = retryAfterSeconds(result, nowMs);
+    const headers = { 'Retry-After': String(retryAfter) };
+    const who = subject.id.startsWith('key:') ? 'this API key' : 'this client address (requests without a valid API key)';
+    if (result.outcome === 'banned') {
+      return new ApiError(
+        429,
+        'api_key_temporarily_banned',
+        `Too many requests were sent while rate limited: ${who} is banned for ${retryAfter} more seconds.`,
+        undefined,
+        headers,
+      );
+    }
+    const exhausted = result.windows.filter((w) => w.count >= w.limit).map((w) => `${w.limit} requests ${WINDOW_WORDS[w.name] ?? `per ${w.name}`}`);
+    return new ApiError(
+      429,
+      'rate_limit_exceeded',
+      `Rate limit exceeded for ${who} (${exhausted.join(', ')}); retry after ${retryAfter} seconds.`,
+      undefined,
+      headers,
+    );
+  }
+}
