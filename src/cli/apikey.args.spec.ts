@@ -1,4 +1,5 @@
-import { parseCommand, UsageError } from './apikey.args.js';
+import fc from 'fast-check';
+import { DEFAULT_OVERLAP_MS, duration, parseCommand, UsageError } from './apikey.args.js';
 
 describe('apikey tool arguments', () => {
   it('parses each command', () => {
@@ -8,6 +9,7 @@ describe('apikey tool arguments', () => {
       plan: 'pro',
       perMinute: undefined,
       perDay: undefined,
+      expiresInMs: undefined,
       json: false,
     });
     expect(parseCommand(['create', '--name=Big', '--plan=enterprise', '--per-minute', '5000', '--per-day', '1000000', '--json'])).toEqual({
@@ -16,6 +18,7 @@ describe('apikey tool arguments', () => {
       plan: 'enterprise',
       perMinute: 5000,
       perDay: 1_000_000,
+      expiresInMs: undefined,
       json: true,
     });
     expect(parseCommand(['list', '--json'])).toEqual({ kind: 'list', json: true });
@@ -58,5 +61,36 @@ describe('apikey tool arguments', () => {
     [['set-plan', '1', 'free', '--per-day', '5']],
   ])('refuses %j as a usage error', (argv) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
+  });
+
+  it('parses key lifetimes: create --expires-in, and roll with its overlap (24h unless told)', () => {
+    expect(parseCommand(['create', '--name', 'CI', '--plan', 'free', '--expires-in', '90d'])).toMatchObject({ kind: 'create', expiresInMs: 90 * 86_400_000 });
+    expect(parseCommand(['roll', '7'])).toEqual({ kind: 'roll', id: 7n, overlapMs: DEFAULT_OVERLAP_MS, json: false });
+    expect(parseCommand(['roll', '7', '--overlap', '0', '--json'])).toEqual({ kind: 'roll', id: 7n, overlapMs: 0, json: true });
+    expect(parseCommand(['roll', '7', '--overlap', '30m'])).toMatchObject({ overlapMs: 1_800_000 });
+    for (const bad of [['create', '--name', 'CI', '--plan', 'free', '--expires-in', '0'], ['roll'], ['roll', '7', '--overlap', '1w'], ['roll', '7', '--overlap', '-1h']]) {
+      expect(() => parseCommand(bad)).toThrow(UsageError);
+    }
+  });
+
+  it('reads a duration exactly or refuses it with a usage error, never anything else (property)', () => {
+    const units: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3650 }), fc.constantFrom('s', 'm', 'h', 'd'), (n, unit) => {
+        expect(duration('x', `${n}${unit}`)).toBe(n * units[unit]);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ maxLength: 12 }), (text) => {
+        let ms: number | undefined;
+        try {
+          ms = duration('x', text, true);
+        } catch (err) {
+          expect(err).toBeInstanceOf(UsageError);
+          return;
+        }
+        expect(Number.isSafeInteger(ms) && ms >= 0 && ms <= 3650 * 86_400_000).toBe(true);
+      }),
+    );
   });
 });

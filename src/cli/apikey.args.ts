@@ -7,15 +7,22 @@ import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 export const USAGE = `Usage: npm run apikey -- <command> [options]
 
 Commands:
-  create --name NAME --plan PLAN [--per-minute N --per-day N] [--json]
-        Issue a key. The key is shown once; only its hash is stored.
+  create --name NAME --plan PLAN [--per-minute N --per-day N] [--expires-in DURATION] [--json]
+        Issue a key. The key is shown once; only its hash is stored. With --expires-in
+        it is refused (401 api_key_expired) from that long after now on.
   list [--json]
-        All keys in order of creation (never the key itself).
+        All keys in order of creation (never the key itself), each with its state
+        (active, expiring within 7 days, expired, revoked) and last use.
+  roll ID [--overlap DURATION] [--json]
+        Give a key a new secret, keeping its id, plan and counters. The old secret keeps
+        working for the overlap (default 24h; 0 stops it at once), then gets 401
+        api_key_expired. A version 1 key rolls into a version 2 key.
   revoke ID [--json]
         Revoke a key; every instance refuses it within API_KEY_CACHE_TTL_MS (under 5 s).
   set-plan ID PLAN [--per-minute N --per-day N] [--json]
         Move a key to another plan.
 
+DURATION is a whole number of seconds, minutes, hours or days: 90s, 30m, 24h, 90d.
 PLAN is free (60/min, 1000/day), pro (300/min, 10000/day), business (1000/min,
 100000/day) or enterprise, which needs its own --per-minute and --per-day.
 --json prints one JSON value on one line.
@@ -28,8 +35,9 @@ export class UsageError extends Error {}
 
 export type Command =
   | { kind: 'help' }
-  | { kind: 'create'; name: string; plan: Plan; perMinute?: number; perDay?: number; json: boolean }
+  | { kind: 'create'; name: string; plan: Plan; perMinute?: number; perDay?: number; expiresInMs?: number; json: boolean }
   | { kind: 'list'; json: boolean }
+  | { kind: 'roll'; id: bigint; overlapMs: number; json: boolean }
   | { kind: 'revoke'; id: bigint; json: boolean }
   | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean };
 
@@ -37,8 +45,9 @@ type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
 const LIMIT_OPTIONS: OptionSpec = { 'per-minute': { type: 'string' }, 'per-day': { type: 'string' } };
 const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> = {
-  create: { options: { name: { type: 'string' }, plan: { type: 'string' }, ...LIMIT_OPTIONS }, positionals: [] },
+  create: { options: { name: { type: 'string' }, plan: { type: 'string' }, 'expires-in': { type: 'string' }, ...LIMIT_OPTIONS }, positionals: [] },
   list: { options: {}, positionals: [] },
+  roll: { options: { overlap: { type: 'string' } }, positionals: ['ID'] },
   revoke: { options: {}, positionals: ['ID'] },
   'set-plan': { options: LIMIT_OPTIONS, positionals: ['ID', 'PLAN'] },
 };
@@ -50,6 +59,23 @@ function limit(flag: string, raw: string | undefined): number | undefined {
   }
   return Number(raw);
 }
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** Longest duration the tool takes: ten years. */
+const MAX_DURATION_MS = 3650 * 86_400_000;
+
+/** A duration such as 90d or 24h, in ms; `allowZero` also takes 0. */
+export function duration(flag: string, raw: string, allowZero = false): number {
+  const match = /^([0-9]{1,7})([smhd])$/.exec(raw);
+  const ms = raw === '0' ? 0 : match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
+  if (!(ms <= MAX_DURATION_MS) || (ms === 0 && !allowZero)) {
+    throw new UsageError(`--${flag} must be a duration such as 90d, 24h, 30m or 90s${allowZero ? ', or 0' : ''} (at most 3650d), got "${raw}"`);
+  }
+  return ms;
+}
+
+/** How long a rolled key's old secret keeps working unless --overlap says otherwise. */
+export const DEFAULT_OVERLAP_MS = 86_400_000;
 
 function keyId(raw: string): bigint {
   if (!/^[1-9][0-9]{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
@@ -99,10 +125,16 @@ export function parseCommand(argv: string[]): Command {
         if (keyName === undefined) throw new UsageError('create needs --name');
         if (plan === undefined) throw new UsageError('create needs --plan');
         const limits = checkPlan(plan, limit('per-minute', str('per-minute')), limit('per-day', str('per-day')));
-        return { kind: 'create', name: checkName(keyName), ...withLimits(limits), json };
+        const expiresIn = str('expires-in');
+        const expiresInMs = expiresIn === undefined ? undefined : duration('expires-in', expiresIn);
+        return { kind: 'create', name: checkName(keyName), ...withLimits(limits), expiresInMs, json };
       }
       case 'list':
         return { kind: 'list', json };
+      case 'roll': {
+        const overlap = str('overlap');
+        return { kind: 'roll', id: keyId(positionals[0]), overlapMs: overlap === undefined ? DEFAULT_OVERLAP_MS : duration('overlap', overlap, true), json };
+      }
       case 'revoke':
         return { kind: 'revoke', id: keyId(positionals[0]), json };
       default: {

@@ -10,7 +10,8 @@ export type Operation = Exclude<Command, { kind: 'help' }>;
 /** What an operation did, for the output to show. */
 export type Outcome =
   | { kind: 'create'; info: ApiKeyInfo; key: string }
-  | { kind: 'list'; keys: ApiKeyInfo[] }
+  | { kind: 'list'; keys: ApiKeyInfo[]; now: Date }
+  | { kind: 'roll'; info: ApiKeyInfo; key: string }
   | { kind: 'revoke'; info: ApiKeyInfo; alreadyRevoked: boolean }
   | { kind: 'set-plan'; info: ApiKeyInfo };
 
@@ -51,7 +52,12 @@ export async function perform(op: Operation, keys: ApiKeysService): Promise<Outc
     case 'create':
       return { kind: 'create', ...(await keys.create(op)) };
     case 'list':
-      return { kind: 'list', keys: await keys.list() };
+      return { kind: 'list', keys: await keys.list(), now: new Date() };
+    case 'roll': {
+      const rolled = await keys.roll(op.id, op.overlapMs);
+      if (!rolled) throw new NoSuchKeyError(op.id);
+      return { kind: 'roll', ...rolled };
+    }
     case 'revoke': {
       const done = await keys.revoke(op.id);
       if (!done) throw new NoSuchKeyError(op.id);

@@ -16,6 +16,8 @@ const free: ApiKeyInfo = {
   createdAt: created,
   lastUsedAt: null,
   revokedAt: null,
+  expiresAt: null,
+  previousExpiresAt: null,
 };
 const big: ApiKeyInfo = { ...free, id: 12n, name: 'Élan', plan: 'enterprise', perMinute: 5000, perDay: 1_000_000, lastUsedAt: used, revokedAt: revoked };
 const freeJson = {
@@ -28,7 +30,11 @@ const freeJson = {
   createdAt: '2026-01-02T03:04:05.000Z',
   lastUsedAt: null,
   revokedAt: null,
+  expiresAt: null,
+  previousSecretExpiresAt: null,
+  state: 'active',
 };
+const now = new Date('2026-01-05T00:00:00.000Z');
 
 describe('apikey tool output', () => {
   it('shows a new key once, in text or as one JSON line', () => {
@@ -39,17 +45,38 @@ describe('apikey tool output', () => {
   });
 
   it('lists keys as a table aligned by characters, or says there are none', () => {
-    expect(render({ kind: 'list', keys: [] }, false)).toBe('No API keys.\n');
-    expect(render({ kind: 'list', keys: [] }, true)).toBe('[]\n');
-    expect(render({ kind: 'list', keys: [free, big] }, false)).toBe(
+    expect(render({ kind: 'list', keys: [], now }, false)).toBe('No API keys.\n');
+    expect(render({ kind: 'list', keys: [], now }, true)).toBe('[]\n');
+    expect(render({ kind: 'list', keys: [free, big], now }, false)).toBe(
       [
-        'ID  NAME  PLAN        PER_MINUTE  PER_DAY  PREFIX         CREATED                   LAST_USED                 STATUS',
+        'ID  NAME  PLAN        PER_MINUTE  PER_DAY  PREFIX         CREATED                   LAST_USED                 STATE',
         '1   CI    free        60          1000     ask_AbCdEfGh…  2026-01-02T03:04:05.000Z  -                         active',
         '12  Élan  enterprise  5000        1000000  ask_AbCdEfGh…  2026-01-02T03:04:05.000Z  2026-01-03T00:00:00.000Z  revoked 2026-01-04T00:00:00.000Z',
       ].join('\n') + '\n',
     );
-    const [, second] = JSON.parse(render({ kind: 'list', keys: [free, big] }, true)) as Record<string, unknown>[];
-    expect(second).toMatchObject({ id: 12, lastUsedAt: '2026-01-03T00:00:00.000Z', revokedAt: '2026-01-04T00:00:00.000Z' });
+    const [, second] = JSON.parse(render({ kind: 'list', keys: [free, big], now }, true)) as Record<string, unknown>[];
+    expect(second).toMatchObject({ id: 12, lastUsedAt: '2026-01-03T00:00:00.000Z', revokedAt: '2026-01-04T00:00:00.000Z', state: 'revoked' });
+  });
+
+  it('lists each key\'s state: expiring within 7 days, expired, and a rolled key\'s old secret in its overlap', () => {
+    const expiring = { ...free, id: 2n, expiresAt: new Date('2026-01-10T00:00:00.000Z'), previousExpiresAt: new Date('2026-01-06T00:00:00.000Z') };
+    const expired = { ...free, id: 3n, expiresAt: new Date('2026-01-04T00:00:00.000Z') };
+    const later = { ...free, id: 4n, expiresAt: new Date('2026-03-01T00:00:00.000Z'), previousExpiresAt: new Date('2026-01-01T00:00:00.000Z') };
+    const text = render({ kind: 'list', keys: [expiring, expired, later], now }, false).split('\n');
+    expect(text[1]).toMatch(/ expiring until 2026-01-10T00:00:00.000Z; old secret until 2026-01-06T00:00:00.000Z$/);
+    expect(text[2]).toMatch(/ expired 2026-01-04T00:00:00.000Z$/);
+    expect(text[3]).toMatch(/ active until 2026-03-01T00:00:00.000Z$/);
+    const json = JSON.parse(render({ kind: 'list', keys: [expiring, expired, later], now }, true)) as Record<string, unknown>[];
+    expect(json.map((k) => k.state)).toEqual(['expiring', 'expired', 'active']);
+    expect(json[0]).toMatchObject({ expiresAt: '2026-01-10T00:00:00.000Z', previousSecretExpiresAt: '2026-01-06T00:00:00.000Z' });
+  });
+
+  it('shows a rolled key\'s new secret once, and until when the old one works', () => {
+    const rolled = { ...free, previousExpiresAt: new Date('2026-01-06T00:00:00.000Z') };
+    expect(render({ kind: 'roll', info: rolled, key: 'ask2_new' }, false)).toBe(
+      'Rolled API key 1 "CI" (plan free: 60/minute, 1000/day). The old secret keeps working until 2026-01-06T00:00:00.000Z.\nThe new secret is shown only now; store it safely:\n\nask2_new\n\n',
+    );
+    expect(render({ kind: 'roll', info: free, key: 'ask2_new' }, false)).toContain('The old secret no longer works.');
   });
 
   it('tells a revocation from a repeated one', () => {

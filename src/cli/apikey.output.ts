@@ -1,10 +1,10 @@
-import { ApiKeyInfo, ApiKeyInputError } from '../auth/api-keys.service.js';
+import { ApiKeyInfo, ApiKeyInputError, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import { NoSuchKeyError, Outcome } from './apikey.operations.js';
 
 /** A key as the tool shows it: never the secret or its hash. Ids are small, so JSON numbers. */
-function toJson(info: ApiKeyInfo) {
+function toJson(info: ApiKeyInfo, now: Date) {
   return {
     id: Number(info.id),
     name: info.name,
@@ -15,16 +15,31 @@ function toJson(info: ApiKeyInfo) {
     createdAt: info.createdAt.toISOString(),
     lastUsedAt: info.lastUsedAt?.toISOString() ?? null,
     revokedAt: info.revokedAt?.toISOString() ?? null,
+    expiresAt: info.expiresAt?.toISOString() ?? null,
+    previousSecretExpiresAt: info.previousExpiresAt?.toISOString() ?? null,
+    state: keyState(info, now),
   };
+}
+
+/** The STATE column: the state and the instant it refers to, and a rolled secret still in its overlap. */
+function stateText(k: ApiKeyInfo, now: Date): string {
+  const state = keyState(k, now);
+  const parts: string[] = [state];
+  if (state === 'revoked') parts.push(k.revokedAt?.toISOString() ?? '');
+  else if (state === 'expired') parts.push(k.expiresAt?.toISOString() ?? '');
+  else if (k.expiresAt) parts.push(`until ${k.expiresAt.toISOString()}`);
+  let text = parts.join(' ');
+  if (state !== 'revoked' && k.previousExpiresAt && k.previousExpiresAt > now) text += `; old secret until ${k.previousExpiresAt.toISOString()}`;
+  return text;
 }
 
 function describe(info: ApiKeyInfo): string {
   return `${info.id} "${info.name}" (plan ${info.plan}: ${info.perMinute}/minute, ${info.perDay}/day)`;
 }
 
-function table(keys: ApiKeyInfo[]): string {
+function table(keys: ApiKeyInfo[], now: Date): string {
   const rows = [
-    ['ID', 'NAME', 'PLAN', 'PER_MINUTE', 'PER_DAY', 'PREFIX', 'CREATED', 'LAST_USED', 'STATUS'],
+    ['ID', 'NAME', 'PLAN', 'PER_MINUTE', 'PER_DAY', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
     ...keys.map((k) => [
       String(k.id),
       k.name,
@@ -34,7 +49,7 @@ function table(keys: ApiKeyInfo[]): string {
       `${k.prefix}…`,
       k.createdAt.toISOString(),
       k.lastUsedAt?.toISOString() ?? '-',
-      k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active',
+      stateText(k, now),
     ]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...r[i]].length)));
@@ -46,9 +61,14 @@ export function render(outcome: Outcome, json: boolean): string {
   if (json) return `${JSON.stringify(asJson(outcome))}\n`;
   switch (outcome.kind) {
     case 'create':
-      return `Issued API key ${describe(outcome.info)}.\nThe key is shown only now; store it safely:\n\n${outcome.key}\n\n`;
+      return `Issued API key ${describe(outcome.info)}${expiry(outcome.info)}.\nThe key is shown only now; store it safely:\n\n${outcome.key}\n\n`;
+    case 'roll': {
+      const until = outcome.info.previousExpiresAt;
+      const old = until ? `The old secret keeps working until ${until.toISOString()}.` : 'The old secret no longer works.';
+      return `Rolled API key ${describe(outcome.info)}. ${old}\nThe new secret is shown only now; store it safely:\n\n${outcome.key}\n\n`;
+    }
     case 'list':
-      return outcome.keys.length === 0 ? 'No API keys.\n' : table(outcome.keys);
+      return outcome.keys.length === 0 ? 'No API keys.\n' : table(outcome.keys, outcome.now);
     case 'revoke':
       return outcome.alreadyRevoked
         ? `API key ${describe(outcome.info)} was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
@@ -58,16 +78,22 @@ export function render(outcome: Outcome, json: boolean): string {
   }
 }
 
+function expiry(info: ApiKeyInfo): string {
+  return info.expiresAt ? `, expiring ${info.expiresAt.toISOString()}` : '';
+}
+
 function asJson(outcome: Outcome): unknown {
+  const now = new Date();
   switch (outcome.kind) {
     case 'create':
-      return { ...toJson(outcome.info), key: outcome.key };
+    case 'roll':
+      return { ...toJson(outcome.info, now), key: outcome.key };
     case 'list':
-      return outcome.keys.map(toJson);
+      return outcome.keys.map((k) => toJson(k, outcome.now));
     case 'revoke':
-      return { ...toJson(outcome.info), alreadyRevoked: outcome.alreadyRevoked };
+      return { ...toJson(outcome.info, now), alreadyRevoked: outcome.alreadyRevoked };
     case 'set-plan':
-      return toJson(outcome.info);
+      return toJson(outcome.info, now);
   }
 }
 
