@@ -72,9 +72,9 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     expect(store.shared).toBe(true);
   });
 
-  it('uses one script round trip, and keys that expire with their windows', async () => {
+  it('uses one script round trip; an address\'s keys expire with its windows, its ban a day after them', async () => {
     const request: ConsumeRequest = {
-      subject: 'key:ttl',
+      subject: 'ip:203.0.113.5',
       nowMs: T,
       windows: [
         { name: 'minute', ttlMs: MINUTE, limit: 1 },
@@ -89,16 +89,28 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     await store.consume(request); // refused: the first refusal bans with threshold 0
     expect(sent.mock.calls.map(([command]) => command.name)).toEqual(['evalsha', 'evalsha']);
     sent.mockRestore();
-    const [minute, day, rejectedMinute, , ban] = store.keysOf(request);
-    expect(await admin.get(minute)).toBe('1');
+    const [minute, day, ban] = store.keysOf(request);
+    expect(await admin.hgetall(minute)).toEqual({ s: String(T - 10_000), c: '1', r: '0' }); // the refusal count restarts after a ban
     expect(await admin.pttl(minute)).toBeLessThanOrEqual(50_000 + 5_000);
     expect(await admin.pttl(day)).toBeLessThanOrEqual(DAY - 10_000 - 12 * 3_600_000 + 5_000);
     expect(await admin.pttl(day)).toBeGreaterThan(DAY - 10_000 - 12 * 3_600_000 - 60_000);
     expect(await admin.get(ban)).toBe(String(T + 30_000));
-    expect(await admin.pttl(ban)).toBeLessThanOrEqual(30_000 + 5_000);
-    expect(await admin.exists(rejectedMinute)).toBe(0); // the refusal count restarts after a ban
+    expect(await admin.pttl(ban)).toBeGreaterThan(30_000 + 2 * DAY - 60_000);
     expect(RATE_LIMIT_SCRIPT_SHA).toMatch(/^[0-9a-f]{40}$/);
     expect(await admin.script('EXISTS', RATE_LIMIT_SCRIPT_SHA)).toEqual([1]);
+  });
+
+  it('keeps an API key\'s counters and ban without expiry: a fixed set of keys no volatile policy evicts', async () => {
+    const request: ConsumeRequest = { subject: 'key:persistent', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 1 }], banThreshold: 0, banMs: 30_000 };
+    await store.consume(request);
+    await store.consume(request);
+    const [minute, ban] = store.keysOf(request);
+    expect(await admin.pttl(minute)).toBe(-1);
+    expect(await admin.pttl(ban)).toBe(-1);
+    // The next minute reuses the same hash.
+    await store.consume({ ...request, nowMs: T + 51_000 });
+    expect(await admin.hgetall(minute)).toEqual({ s: String(T + 50_000), c: '1', r: '0' });
+    expect(store.keysOf({ ...request, nowMs: T + 51_000 })).toEqual(store.keysOf(request));
   });
 
   describe('leases', () => {
@@ -120,7 +132,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       expect(sent.mock.calls.filter(([command]) => command.name === 'evalsha')).toHaveLength(3);
       sent.mockRestore();
       expect(counts).toEqual(Array.from({ length: 2 * LEASE_MAX + 1 }, (_, i) => i + 1));
-      expect(await admin.get(store.keysOf(req('key:lease', T))[0])).toBe(String(3 * LEASE_MAX));
+      expect(await admin.hget(store.keysOf(req('key:lease', T))[0], 'c')).toBe(String(3 * LEASE_MAX));
     });
 
     it('serve a concurrent burst from one lease request at a time, each request counted once', async () => {
@@ -135,10 +147,10 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
 
     it('give back what an ended lease did not spend', async () => {
       await store.consume(req('key:refund', T));
-      expect(await admin.get(store.keysOf(req('key:refund', T))[0])).toBe(String(LEASE_MAX));
+      expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe(String(LEASE_MAX));
       const later = await store.consume(req('key:refund', T + LEASE_MS)); // same minute, lease over
       expect(later.windows[0].count).toBe(2);
-      expect(await admin.get(store.keysOf(req('key:refund', T))[0])).toBe(String(1 + LEASE_MAX));
+      expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe(String(1 + LEASE_MAX));
     });
 
     it('never let a window admit more than its limit, shared by two instances near the limit', async () => {
@@ -153,7 +165,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
           expect(r.windows[0].count).toBeLessThanOrEqual(700);
         }
         expect(allowed[0] + allowed[1]).toBe(700);
-        expect(await admin.get(store.keysOf(req('key:near', T, windows))[0])).toBe('700');
+        expect(await admin.hget(store.keysOf(req('key:near', T, windows))[0], 'c')).toBe('700');
       } finally {
         await other.onModuleDestroy();
       }
@@ -177,7 +189,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     const request: ConsumeRequest = { subject: 'key:noscript', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 2 }], banThreshold: 20, banMs: 1 };
     expect((await store.consume(request)).outcome).toBe('allowed');
     expect(store.shared).toBe(true);
-    expect(await admin.get(store.keysOf(request)[0])).toBe('1');
+    expect(await admin.hget(store.keysOf(request)[0], 'c')).toBe('1');
     (store as unknown as { sha: string }).sha = RATE_LIMIT_SCRIPT_SHA;
   });
 });

@@ -10,10 +10,17 @@ import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from
 /**
  * The decision of rate-limit.windows.ts / memory.store.ts for one request, atomically in Redis:
  * read every window's counter and the ban; if banned, answer so; if no window is exhausted,
- * count the request in every window; otherwise count a rejection for the limited period (the
- * exhausted window resetting last) and ban once rejections pass the threshold.
+ * count the request in every window; otherwise count a rejection in the exhausted window that
+ * resets last, and ban once rejections pass the threshold.
  * `now` comes from the caller (the app's Clock), never from Redis, so tests can move time.
- * Expiries are relative (PEXPIRE), plus a grace period for clock skew between instances.
+ *
+ * Each window is one hash under a fixed name per subject: `s` its start, `c` its count, `r` the
+ * rejections of its limited period; a hash whose start is not the current window's counts as
+ * empty and is overwritten. So a subject holds a fixed number of keys, and eviction can be
+ * steered (README, "Redis memory"): an API key's keys never expire (`persistent`, bounded by the
+ * keys issued), so no volatile-* policy can evict them; an address's counters expire with their
+ * windows (plus a grace period for clock skew), and its ban a day after the longest window, so
+ * under volatile-ttl a flood of fresh addresses evicts other addresses' counters first.
  *
  * Leases: an allowed request may take up to `leaseMax` counts at once, but only as many as
  * leave every window `headroom` times that much room (grant = min(leaseMax, floor(room /
@@ -21,14 +28,9 @@ import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from
  * are taken before they are spent, so no window ever goes over its limit; near a limit the
  * grant falls to 1, which is the exact per-request decision. `refund` first gives back the
  * unspent counts of the caller's expired lease of the same windows.
- *
- * KEYS: n window counters, n rejection counters (same windows), the ban key.
- * ARGV: now, n, ban threshold, ban ms, grace ms, refund, lease max, headroom, then per window:
- * limit, reset (epoch ms).
- * Reply: {outcome (0 allowed, 1 limited, 2 banned), banned until (2) or counts granted (0),
- * count per window...}.
  */
 export const RATE_LIMIT_SCRIPT = `
+local banKey = KEYS[#KEYS]
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local threshold = tonumber(ARGV[3])
@@ -37,51 +39,63 @@ local grace = tonumber(ARGV[5])
 local refund = tonumber(ARGV[6])
 local leaseMax = tonumber(ARGV[7])
 local headroom = tonumber(ARGV[8])
-local counts = {}
+local persistent = ARGV[9] == '1'
+local longestWindowMs = tonumber(ARGV[10])
+local limits, starts, resets, counts, current = {}, {}, {}, {}, {}
 for i = 1, n do
-  local c = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if refund > 0 and c > 0 then
-    c = redis.call('DECRBY', KEYS[i], math.min(refund, c))
+  local at = 10 + 3 * (i - 1)
+  limits[i] = tonumber(ARGV[at + 1])
+  starts[i] = ARGV[at + 2]
+  resets[i] = tonumber(ARGV[at + 3])
+  local stored = redis.call('HMGET', KEYS[i], 's', 'c')
+  current[i] = stored[1] == starts[i]
+  counts[i] = current[i] and tonumber(stored[2]) or 0
+  if refund > 0 and counts[i] > 0 then
+    counts[i] = redis.call('HINCRBY', KEYS[i], 'c', -math.min(refund, counts[i]))
   end
-  counts[i] = c
 end
-local banKey = KEYS[2 * n + 1]
+
+local function restart(i, count)
+  redis.call('HSET', KEYS[i], 's', starts[i], 'c', count, 'r', 0)
+  if not persistent then redis.call('PEXPIRE', KEYS[i], resets[i] - now + grace) end
+  current[i] = true
+end
+
 local bannedUntil = tonumber(redis.call('GET', banKey) or '0')
 if bannedUntil > now then
   return {2, bannedUntil, unpack(counts)}
 end
 local blocking = 0
-local blockingReset = 0
 for i = 1, n do
-  local reset = tonumber(ARGV[8 + 2 * i])
-  if counts[i] >= tonumber(ARGV[7 + 2 * i]) and (blocking == 0 or reset >= blockingReset) then
-    blocking = i
-    blockingReset = reset
-  end
+  if counts[i] >= limits[i] and (blocking == 0 or resets[i] >= resets[blocking]) then blocking = i end
 end
 if blocking == 0 then
   local grant = leaseMax
   for i = 1, n do
-    local room = math.floor((tonumber(ARGV[7 + 2 * i]) - counts[i]) / headroom)
+    local room = math.floor((limits[i] - counts[i]) / headroom)
     if room < grant then grant = room end
   end
   if grant < 1 then grant = 1 end
   for i = 1, n do
-    counts[i] = redis.call('INCRBY', KEYS[i], grant)
-    if counts[i] == grant then
-      redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[8 + 2 * i]) - now + grace)
+    if current[i] then
+      counts[i] = redis.call('HINCRBY', KEYS[i], 'c', grant)
+    else
+      restart(i, grant)
+      counts[i] = grant
     end
   end
   return {0, grant, unpack(counts)}
 end
-local rejected = redis.call('INCR', KEYS[n + blocking])
-if rejected == 1 then
-  redis.call('PEXPIRE', KEYS[n + blocking], blockingReset - now + grace)
-end
+if not current[blocking] then restart(blocking, 0) end
+local rejected = redis.call('HINCRBY', KEYS[blocking], 'r', 1)
 if rejected > threshold then
-  redis.call('DEL', KEYS[n + blocking])
+  redis.call('HSET', KEYS[blocking], 'r', 0)
   bannedUntil = now + banMs
-  redis.call('SET', banKey, string.format('%d', bannedUntil), 'PX', banMs + grace)
+  if persistent then
+    redis.call('SET', banKey, string.format('%d', bannedUntil))
+  else
+    redis.call('SET', banKey, string.format('%d', bannedUntil), 'PX', banMs + longestWindowMs + 86400000 + grace)
+  end
   return {2, bannedUntil, unpack(counts)}
 end
 return {1, 0, unpack(counts)}
@@ -280,15 +294,13 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     }
     return this.parse(request, reply);
   }
-  /** The keys of one request; the hash tag keeps a subject's keys in one Redis Cluster slot. */
+  /**
+   * The keys of one request: a hash per window, then the ban. The hash tag keeps a subject's
+   * keys in one Redis Cluster slot.
+   */
   keysOf(request: ConsumeRequest): string[] {
     const base = `${this.options.prefix}{${counterName(request.subject)}}`;
-    const starts = request.windows.map((w) => windowStart(request.nowMs, w.ttlMs));
-    return [
-      ...request.windows.map((w, i) => `${base}:${w.name}:${starts[i]}`),
-      ...request.windows.map((w, i) => `${base}:rejected:${w.name}:${starts[i]}`),
-      `${base}:ban`,
-    ];
+    return [...request.windows.map((w) => `${base}:w:${w.name}`), `${base}:ban`];
   }
 
   private async evaluate(request: ConsumeRequest, refund = 0, leaseMax = 1): Promise<unknown> {
@@ -302,7 +314,10 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       refund,
       leaseMax,
       LEASE_HEADROOM,
-      ...request.windows.flatMap((w) => [w.limit, windowReset(request.nowMs, w.ttlMs)]),
+      // API keys' counters never expire: bounded by the keys issued, and never evicted.
+      request.subject.startsWith('key:') ? 1 : 0,
+      Math.max(...request.windows.map((w) => w.ttlMs)),
+      ...request.windows.flatMap((w) => [w.limit, windowStart(request.nowMs, w.ttlMs), windowReset(request.nowMs, w.ttlMs)]),
     ];
     try {
       return await this.redis.evalsha(this.sha, keys.length, ...keys, ...args);
