@@ -522,16 +522,30 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
     await db?.drop();
   });
 
+  const SECRET = { API_KEY_CHECKSUM_SECRET: 'production-checksum-secret-0123456789abcdef' };
+  const TOKEN = { METRICS_TOKEN: 'metrics-token-0123456789' };
+
   it.each([
-    ['no METRICS_TOKEN nor METRICS_PORT', {}, /METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/],
-    ['TRUST_PROXY=true', { METRICS_TOKEN: 'metrics-token-0123456789', TRUST_PROXY: 'true' }, /TRUST_PROXY=true .*number of proxies/],
+    ['no METRICS_TOKEN nor METRICS_PORT', SECRET, /METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/],
+    ['TRUST_PROXY=true', { ...SECRET, ...TOKEN, TRUST_PROXY: 'true' }, /TRUST_PROXY=true .*number of proxies/],
+    ['no API_KEY_CHECKSUM_SECRET', TOKEN, /API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production.*openssl rand -base64 48/],
+    [
+      "docker-compose.yml's placeholder pepper",
+      { ...SECRET, ...TOKEN, API_KEY_PEPPER: 'REPLACE-ME-placeholder-pepper-not-a-secret-0000' },
+      /API_KEY_PEPPER is the placeholder of docker-compose.yml.*openssl rand -base64 48/,
+    ],
+    [
+      "docker-compose.yml's placeholder checksum secret",
+      { ...TOKEN, API_KEY_CHECKSUM_SECRET: 'REPLACE-ME-placeholder-checksum-secret-00' },
+      /API_KEY_CHECKSUM_SECRET is the placeholder of docker-compose.yml/,
+    ],
   ])('stops with exit 78 on %s', async (_what, env: Record<string, string>, message) => {
     const svc = await startService({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env });
     expect(await svc.exited).toBe(78);
     expect(svc.output()).toMatch(message);
   }, 60_000);
 
-  it('serves /metrics only on METRICS_PORT when it is set (and, finding 6, logs at most 1 KiB of a URL)', async () => {
+  it('serves /metrics only on METRICS_PORT when it is set, on loopback unless METRICS_HOST says otherwise (and, finding 6, logs at most 1 KiB of a URL)', async () => {
     const metricsPort = await freePort();
     const svc = await startService({
       ...db.env,
@@ -539,11 +553,14 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
       LOG_LEVEL: 'info',
       SHUTDOWN_DELAY_MS: '0',
       METRICS_PORT: String(metricsPort),
+      ...SECRET,
     });
     try {
       const onApi = await fetch(`${svc.url}/metrics`);
       expect(onApi.status).toBe(404);
       expect(await onApi.json()).toEqual({ code: 'route_not_found', message: expect.any(String), status: 404 });
+      // On loopback only (METRICS_HOST unset): another address of this host gets no answer.
+      await expect(fetch(`http://127.0.0.2:${metricsPort}/metrics`)).rejects.toThrow();
       const internal = `http://127.0.0.1:${metricsPort}`;
       const metrics = await fetch(`${internal}/metrics`);
       expect(metrics.status).toBe(200);

@@ -49,7 +49,11 @@ interface Listed {
   revokedAt: string | null;
 }
 
-const KEY = /ask_[0-9A-Za-z]{49}/;
+/** Version 1 keys: the development key (no checksum secret in development). */
+const KEY_V1 = /ask_[0-9A-Za-z]{49}/;
+/** Version 2 keys: what the tool issues with API_KEY_CHECKSUM_SECRET. */
+const KEY = /ask2_[0-9A-Za-z]{65}/;
+const CHECKSUM_SECRET = 'tool-test-checksum-secret-0123456789abcdef';
 
 // Each run of the tool on the embedded database starts PGlite (seconds on a busy machine).
 jest.setTimeout(180_000);
@@ -73,7 +77,7 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     // On the embedded default an empty DATA_DIR, as for someone whose first command is the key
     // tool: it initialises and migrates the database itself.
     db = await createTestDatabase(kind, { migrate: kind === 'postgres' });
-    env = db.env;
+    env = { ...db.env, API_KEY_CHECKSUM_SECRET: CHECKSUM_SECRET };
   });
 
   afterAll(async () => db?.drop());
@@ -87,10 +91,13 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
       plan: 'pro',
       perMinute: 300,
       perDay: 10_000,
-      prefix: a.key.slice(0, 12),
+      prefix: a.key.slice(0, 13),
       createdAt: expect.any(String),
       lastUsedAt: null,
       revokedAt: null,
+      expiresAt: null,
+      previousSecretExpiresAt: null,
+      state: 'active',
     });
     const b = await json<Listed & { key: string }>(
       ['create', '--name', 'Big customer', '--plan', 'enterprise', '--per-minute', '5000', '--per-day', '2000000'],
@@ -110,13 +117,28 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     const listed = await json<Listed[]>(['list'], env);
     expect(listed.map((k) => k.name)).toEqual(['Alpha app', 'Big customer', 'Free tier']);
     expect(listed.map((k) => k.id)).toEqual([...listed.map((k) => k.id)].sort((x, y) => x - y));
-    for (const k of listed) expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'perDay', 'perMinute', 'plan', 'prefix', 'revokedAt']);
+    for (const k of listed) {
+      expect(Object.keys(k).sort()).toEqual([
+        'createdAt',
+        'expiresAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'perDay',
+        'perMinute',
+        'plan',
+        'prefix',
+        'previousSecretExpiresAt',
+        'revokedAt',
+        'state',
+      ]);
+    }
     const human = await tool(['list'], env);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^ID\s+NAME\s+PLAN/);
     expect(human.stdout).toContain('Big customer');
     for (const out of [JSON.stringify(listed), human.stdout]) {
-      for (const secret of secrets) expect(out).not.toContain(secret.slice(12));
+      for (const secret of secrets) expect(out).not.toContain(secret.slice(13));
     }
   });
 
@@ -164,6 +186,38 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
       await svc.stop();
     }
   });
+
+  it('issues a key that expires, and rolls a key: the old secret works through the overlap, the new one at once', async () => {
+    const before = Date.now();
+    const expiring = await json<Listed & { key: string; expiresAt: string; state: string }>(
+      ['create', '--name', 'Quarterly', '--plan', 'pro', '--expires-in', '90d'],
+      env,
+    );
+    const expiresAt = Date.parse(expiring.expiresAt);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 90 * 86_400_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 90 * 86_400_000);
+    expect(expiring.state).toBe('active');
+
+    const rolled = await json<Listed & { key: string; previousSecretExpiresAt: string }>(['roll', String(expiring.id), '--overlap', '1h'], env);
+    expect(rolled).toMatchObject({ id: expiring.id, plan: 'pro', previousSecretExpiresAt: expect.any(String) });
+    expect(rolled.key).toMatch(new RegExp(`^${KEY.source}$`));
+    expect(rolled.key).not.toBe(expiring.key);
+    const big = (await json<Listed[]>(['list'], env)).find((k) => k.name === 'Big customer')!;
+    const dropped = await json<Listed & { key: string }>(['roll', String(big.id), '--overlap', '0'], env);
+    const human = await tool(['list'], env);
+    expect(human.stdout).toMatch(/Quarterly .* active until \S+; old secret until \S+/);
+
+    const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    try {
+      const status = async (key: string) => (await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status;
+      expect(await status(rolled.key)).toBe(200);
+      expect(await status(expiring.key)).toBe(200); // within its overlap
+      expect(await status(dropped.key)).toBe(200);
+      expect(await status(secrets[1])).toBe(401); // rolled with --overlap 0
+    } finally {
+      await svc.stop();
+    }
+  });
 });
 
 describe('the apikey tool on bad arguments', () => {
@@ -182,6 +236,9 @@ describe('the apikey tool on bad arguments', () => {
     [['revoke', 'abc']],
     [['set-plan', '1']],
     [['delete', '1']],
+    [['roll']],
+    [['roll', '1', '--overlap', 'soon']],
+    [['create', '--name', 'x', '--plan', 'pro', '--expires-in', '0']],
   ])('answers %j with the usage on stderr and exit code 2, opening no database', async (args) => {
     const run = await tool(args, { DATA_DIR: dataDir });
     expect(run.code).toBe(2);
@@ -220,7 +277,7 @@ describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
   it('the first start prints a development key once; the tool refuses while the server holds DATA_DIR', async () => {
     // NODE_ENV unset: development, as `npm start` runs on a developer's machine.
     server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
-    const devKey = await printed(server, KEY);
+    const devKey = await printed(server, KEY_V1);
     expect(devKey).toBeDefined();
     expect(server.output()).toMatch(/for local use only/);
     expect(server.output().split(devKey!).length - 1).toBe(1);
@@ -240,7 +297,7 @@ describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
 
     server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    expect(server.output()).not.toMatch(KEY);
+    expect(server.output()).not.toMatch(KEY_V1);
     expect((await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${devKey}` } })).status).toBe(200);
   });
 });

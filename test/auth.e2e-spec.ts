@@ -349,7 +349,7 @@ describe('first run on the embedded default', () => {
     const fresh = await createTestDatabase('embedded', { migrate: false });
     try {
       for (const NODE_ENV of ['test', 'production']) {
-        const app = await startTestApp(fresh, { env: { NODE_ENV, LOG_LEVEL: 'silent', METRICS_TOKEN: 'metrics-token-0123456789' } });
+        const app = await startTestApp(fresh, { env: { NODE_ENV, LOG_LEVEL: 'silent', METRICS_TOKEN: 'metrics-token-0123456789', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) } });
         try {
           expect(await app.get(ApiKeysService).count()).toBe(0);
         } finally {

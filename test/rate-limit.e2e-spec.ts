@@ -339,16 +339,16 @@ describeIfPostgres('rate limits while the database is down', () => {
     const unknown = await http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`);
     expect(unknown.status).toBe(503);
     expect(unknown.body.code).toBe('service_unavailable');
-    // An unknown key is counted against the address before it is looked up (so is a valid key
-    // on its first request to an instance: 58, not 59, are left).
-    expect(limits(unknown)).toEqual(expect.objectContaining({ limit: 60, remaining: 58 }));
-    // Within the address's free allowance an unknown key that cannot be checked is a 503 (it
-    // may be on any plan); past it, it is refused before any attempt to look it up.
+    // Without a valid key the request is counted against its address (the valid key's requests
+    // never were: 59 left).
+    expect(limits(unknown)).toEqual(expect.objectContaining({ limit: 60, remaining: 59 }));
+    // An unknown key that cannot be checked is a 503 (it may be on any plan), within the address's
+    // budget of lookups in flight; beyond it a 429, and past the address's free allowance too.
     const more = await Promise.all(
       Array.from({ length: 65 }, () => http().get('/v1/pets').set('Authorization', `Bearer ${generateApiKey()}`)),
     );
-    const outcomes = more.map((r) => `${r.status} ${r.body.code}`).sort();
-    expect(outcomes).toEqual([...Array(7).fill('429 rate_limit_exceeded'), ...Array(58).fill('503 service_unavailable')]);
+    const outcomes = new Set(more.map((r) => `${r.status} ${r.body.code}`));
+    expect(outcomes).toEqual(new Set(['429 rate_limit_exceeded', '503 service_unavailable']));
     expect(more.map((r) => limits(r).remaining).sort((a, b) => a - b)[0]).toBe(0);
   }, 60_000);
 });
@@ -480,8 +480,8 @@ describeWithRedisServer('when Redis stops and comes back', () => {
   /** The minute counter of the test's key as Redis holds it (null: not counted there). */
   async function countInRedis(): Promise<string | null> {
     await admin.connect().catch(() => undefined);
-    const keys = await admin.keys(`${prefix}{key:*}:minute:*`);
-    return keys.length === 1 ? admin.get(keys[0]) : null;
+    const keys = await admin.keys(`${prefix}{key:*}:w:minute`);
+    return keys.length === 1 ? admin.hget(keys[0], 'c') : null;
   }
 
   it('keeps answering from memory without delay, logs once, and returns to Redis', async () => {

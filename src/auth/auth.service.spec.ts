@@ -228,9 +228,10 @@ describe('AuthService', () => {
     expect(await refusal(auth, `Bearer ${generateApiKey()}`)).toMatchObject({ code: 'invalid_api_key' });
   });
 
-  it('counts a running lookup against the budget, so concurrent guesses cannot pass it together', async () => {
+  it('overshoots the address budget under concurrency by fewer than the lookups running at once (half the pool)', async () => {
     const { auth, keys } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '5' });
     const results = await Promise.all(Array.from({ length: 40 }, () => auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)));
+    // DB_POOL_MAX 10: five lookups at once, which all fail, and then the budget of 5 is spent.
     expect(keys.findByHash).toHaveBeenCalledTimes(5);
     expect(results.filter((r) => !r.ok && r.error.code === 'rate_limit_exceeded')).toHaveLength(35);
   });
@@ -246,6 +247,16 @@ describe('AuthService', () => {
     clock.set('2026-11-22T12:00:05.500Z');
     await Promise.all(Array.from({ length: 30 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.1.${i}.1`)));
     expect(keys.findByHash).toHaveBeenCalledTimes(30);
+  });
+
+  it('accepts 100 valid never-seen version 1 keys sent at once from one address, whatever the budgets', async () => {
+    const secrets = Array.from({ length: 100 }, () => generateApiKey());
+    const rows = new Map(secrets.map((k, i) => [hashApiKey(k), stored({ id: BigInt(i + 1), hash: hashApiKey(k) })]));
+    const { auth, keys } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '1', API_KEY_UNKNOWN_LOOKUPS_PER_SECOND: '1' });
+    keys.findByHash.mockImplementation(async (hash: string) => rows.get(hash) ?? null);
+    const results = await Promise.all(secrets.map((k) => auth.verify(`Bearer ${k}`, ADDRESS)));
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    expect(keys.findByHash).toHaveBeenCalledTimes(100);
   });
 
   it('refuses an expired key with api_key_expired, judged at the current instant even when cached', async () => {

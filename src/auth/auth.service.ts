@@ -31,11 +31,12 @@ interface Credential {
  * process for API_KEY_CACHE_TTL_MS (< 5 s, so revocation reaches every instance within 5 s),
  * and concurrent lookups of one key share a single query.
  *
- * Version 1 keys can be forged by anyone (their checksum is public), so lookups of version 1
- * keys this instance has never found are bounded: per address, an address whose lookups failed
- * API_KEY_FAILED_LOOKUPS_PER_ADDRESS times this minute gets no more until the minute ends; per
- * instance, at most API_KEY_UNKNOWN_LOOKUPS_PER_SECOND (token bucket) and half the pool at once.
- * A version 2 key with a valid tag was issued by this service, so it is always looked up.
+ * Version 1 keys can be forged by anyone (their checksum is public), so failed lookups of
+ * version 1 keys this instance has never found are bounded: an address whose lookups failed
+ * API_KEY_FAILED_LOOKUPS_PER_ADDRESS times this minute gets no more until the minute ends, and
+ * the instance makes at most API_KEY_UNKNOWN_LOOKUPS_PER_SECOND failed lookups a second (both
+ * overshot by fewer than the lookups running at once, half the pool). A version 2 key with a
+ * valid tag was issued by this service, so it is always looked up.
  */
 @Injectable()
 export class AuthService implements BeforeApplicationShutdown {
@@ -49,9 +50,9 @@ export class AuthService implements BeforeApplicationShutdown {
   private readonly credentials = new LRUCache<string, Credential>({ max: CACHE_MAX });
   /** Hashes the database returned a key for: their lookups are never guesses. */
   private readonly known = new LRUCache<string, true>({ max: CACHE_MAX });
-  /** Failed (or running) lookups of never-found version 1 keys per address, in the current minute. */
+  /** Failed lookups of never-found version 1 keys per address, in the current minute. */
   private readonly failuresByAddress = new LRUCache<string, { minute: number; count: number }>({ max: CACHE_MAX });
-  private readonly unknownLookups: TokenBucket;
+  private readonly failedLookups: TokenBucket;
   private readonly unknownLookupSlots: Semaphore;
   private readonly lastTouched = new LRUCache<string, number>({ max: CACHE_MAX });
   private readonly touches = new Set<Promise<void>>();
@@ -69,7 +70,7 @@ export class AuthService implements BeforeApplicationShutdown {
       this.missing = new LRUCache({ max: CACHE_MAX, ttl });
     }
     keys.onKeyChanged((hash) => this.forget(hash));
-    this.unknownLookups = new TokenBucket(config.apiKeyUnknownLookupsPerSecond);
+    this.failedLookups = new TokenBucket(config.apiKeyUnknownLookupsPerSecond);
     this.unknownLookupSlots = new Semaphore(Math.max(1, Math.floor(database.dbPoolMax / 2)), UNKNOWN_LOOKUP_QUEUE);
   }
 
@@ -119,48 +120,49 @@ export class AuthService implements BeforeApplicationShutdown {
     return this.missing?.has(hash) ? null : undefined;
   }
 
-  /** A version 1 key this instance has never found: looked up within the address's and the instance's bounds. */
+  /**
+   * A version 1 key this instance has never found: looked up within the address's and the
+   * instance's budgets of failed lookups. Such lookups run on at most half the pool at once
+   * (others wait their turn, never refused while the queue has room), and the budgets are
+   * checked when a lookup starts and charged when it fails: a valid key costs neither, and
+   * concurrent guesses overshoot a budget by fewer than the lookups running at once.
+   */
   private async lookupGuess(hash: string, address: string): Promise<AuthResult> {
-    // A lookup of this key already running is shared, at no cost: the burst of a valid key's
-    // many connections to a fresh instance is one lookup, counted once.
-    const running = this.inflight.get(hash);
-    if (running !== undefined) return this.judge(await running, hash);
-    const minute = Math.floor(this.clock.now().getTime() / 60_000);
-    let failures = this.failuresByAddress.get(address);
-    if (failures === undefined || failures.minute !== minute) {
-      failures = { minute, count: 0 };
-      this.failuresByAddress.set(address, failures);
-    }
-    if (failures.count >= this.config.apiKeyFailedLookupsPerAddress) {
-      const retryAfter = String(60 - (Math.floor(this.clock.now().getTime() / 1000) % 60));
-      return this.refusal(
-        new ApiError(
-          429,
-          'rate_limit_exceeded',
-          `Too many unknown API keys were sent from this client address this minute; its new keys are checked again in ${retryAfter} seconds.`,
-          undefined,
-          { 'Retry-After': retryAfter },
-        ),
-        'address_budget',
-      );
-    }
-    if (!this.unknownLookups.take(this.clock.now().getTime())) {
-      return this.refusal(busy(), 'instance_budget');
-    }
-    // Counted as failed while it runs, so concurrent guesses from one address cannot pass the budget together.
-    failures.count += 1;
-    const stored = await this.lookup(hash, true);
-    if (stored !== null) failures.count -= 1;
-    return this.judge(stored, hash);
+    return this.unknownLookupSlots.run(async () => {
+      // Another request may have looked this key up while this one waited.
+      const cached = this.cached(hash);
+      if (cached !== undefined) return this.judge(cached, hash);
+      const running = this.inflight.get(hash);
+      if (running !== undefined) return this.judge(await running, hash);
+
+      const nowMs = this.clock.now().getTime();
+      const minute = Math.floor(nowMs / 60_000);
+      let failures = this.failuresByAddress.get(address);
+      if (failures === undefined || failures.minute !== minute) {
+        failures = { minute, count: 0 };
+        this.failuresByAddress.set(address, failures);
+      }
+      if (failures.count >= this.config.apiKeyFailedLookupsPerAddress) {
+        const retryAfter = String(60 - (Math.floor(nowMs / 1000) % 60));
+        const message = `Too many unknown API keys were sent from this client address this minute; its new keys are checked again in ${retryAfter} seconds.`;
+        return this.refusal(new ApiError(429, 'rate_limit_exceeded', message, undefined, { 'Retry-After': retryAfter }), 'address_budget');
+      }
+      if (!this.failedLookups.available(nowMs)) return this.refusal(busy(), 'instance_budget');
+      const stored = await this.lookup(hash);
+      if (stored === null) {
+        failures.count += 1;
+        this.failedLookups.spend();
+      }
+      return this.judge(stored, hash);
+    }, busy);
   }
 
   /** One lookup, shared by concurrent requests for the same key; cached by outcome. */
-  private lookup(hash: string, guess = false): Promise<StoredApiKey | null> {
+  private lookup(hash: string): Promise<StoredApiKey | null> {
     let pending = this.inflight.get(hash);
     if (!pending) {
       const generation = this.generation;
-      const query = () => this.keys.findByHash(hash);
-      pending = (guess ? this.unknownLookupSlots.run(query, busy) : query()).finally(() => this.inflight.delete(hash));
+      pending = this.keys.findByHash(hash).finally(() => this.inflight.delete(hash));
       this.metrics.apiKeyLookup();
       pending.then(
         (stored) => {
@@ -239,7 +241,11 @@ const busy = (): ApiError =>
     'Retry-After': '1',
   });
 
-/** At most `perSecond` takes per second, in bursts of up to `perSecond`; refilled by the caller's clock. */
+/**
+ * A budget of `perSecond` events per second, in bursts of up to `perSecond`, refilled by the
+ * caller's clock. Spending is allowed into debt (events that were already under way), which
+ * later refills pay back first.
+ */
 class TokenBucket {
   private tokens: number;
   private lastMs?: number;
@@ -248,14 +254,16 @@ class TokenBucket {
     this.tokens = perSecond;
   }
 
-  take(nowMs: number): boolean {
+  available(nowMs: number): boolean {
     if (this.lastMs !== undefined && nowMs > this.lastMs) {
       this.tokens = Math.min(this.perSecond, this.tokens + ((nowMs - this.lastMs) * this.perSecond) / 1000);
     }
     this.lastMs = nowMs;
-    if (this.tokens < 1) return false;
+    return this.tokens >= 1;
+  }
+
+  spend(): void {
     this.tokens -= 1;
-    return true;
   }
 }
 
