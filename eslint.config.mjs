@@ -12,6 +12,7 @@ const KERNEL = ['config', 'database', 'errors', 'framework', 'http', 'json', 'li
 const FEATURES = {
   auth: [],
   'rate-limit': ['auth', 'metrics'],
+  admission: ['auth', 'rate-limit'],
   idempotency: [],
   pets: ['auth', 'idempotency'],
   health: ['auth', 'metrics'],

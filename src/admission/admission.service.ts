@@ -59,7 +59,12 @@ export class AdmissionService {
     }
     if (verified.ok) {
       const { principal } = verified;
-      const subject: RateLimitSubject = { id: `key:${principal.keyId}`, plan: principal.plan, perMinute: principal.perMinute, perDay: principal.perDay };
+      const subject: RateLimitSubject = {
+        id: `key:${principal.keyId}`,
+        plan: principal.plan,
+        perMinute: principal.perMinute,
+        perDay: principal.perDay,
+      };
       return this.count(context, req, { principal, subject });
     }
     const admission = await this.count(context, req, { subject: addressSubject(address) });

@@ -21,11 +21,20 @@ export class UnmatchedRouteAdmission implements OnModuleInit {
 
   onModuleInit(): void {
     useBehindRoutes(this.adapterHost, '/v1', (req: Request, res: Response, next: NextFunction) => {
-      const context = httpExecutionContext(req, res, next, UnmatchedRouteAdmission, UnmatchedRouteAdmission.prototype.onModuleInit);
-      this.admission.admit(context).then((admission) => {
-        applyAdmission(res, admission);
-        next();
-      }).catch(next);
+      const context = httpExecutionContext(
+        req,
+        res,
+        next,
+        UnmatchedRouteAdmission,
+        UnmatchedRouteAdmission.prototype.onModuleInit,
+      );
+      this.admission
+        .admit(context)
+        .then((admission) => {
+          applyAdmission(res, admission);
+          next();
+        })
+        .catch(next);
     });
   }
 }

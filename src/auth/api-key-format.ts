@@ -57,7 +57,10 @@ function crcChecksum(payload: string): string {
 }
 
 function tag(payload: string, secret: string): string {
-  return base62(bigintOf(createHmac('sha256', secret).update(payload, 'utf8').digest().subarray(0, TAG_BYTES)), TAG_LENGTH);
+  return base62(
+    bigintOf(createHmac('sha256', secret).update(payload, 'utf8').digest().subarray(0, TAG_BYTES)),
+    TAG_LENGTH,
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import { loadConfig } from '../config/config.js';
 import { generateApiKey, hashApiKey } from './api-key-format.js';
 import type { ApiKeysService, StoredApiKey } from './api-keys.service.js';
 import { FakeClock } from '../../test/support/app.js';
-import { MetricsService } from '../metrics/metrics.service.js';
+import { AuthMetrics, MetricsService } from '../metrics/metrics.service.js';
 import { AuthService } from './auth.service.js';
 
 const KEY = generateApiKey();
@@ -34,7 +34,7 @@ function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stor
   const config = loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env });
   const clock = new FakeClock(new Date('2026-11-22T12:00:05Z'));
   const metrics = new MetricsService();
-  const auth = new AuthService(keys as unknown as ApiKeysService, clock, metrics, config.apiKeys, config.database);
+  const auth = new AuthService(keys as unknown as ApiKeysService, clock, config.apiKeys, config.database, new AuthMetrics(metrics));
   return { keys, auth, clock, metrics };
 }
 

@@ -1,13 +1,12 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
-import { API_KEY_REFUSAL_REASONS, MetricsService } from '../metrics/metrics.service.js';
 import { Clock } from '../time/clock.js';
 import { apiKeyVersion, hashApiKey, hashesEqual, type ApiKeyVersion } from './api-key-format.js';
 import { ApiKeysService, StoredApiKey } from './api-keys.service.js';
-import type { AuthResult } from './auth.types.js';
+import { AuthObserver, type ApiKeyRefusalReason, type AuthResult } from './auth.types.js';
 
 /** `last_used_at` is written at most this often per key and instance. */
 export const TOUCH_INTERVAL_MS = 60_000;
@@ -60,9 +59,9 @@ export class AuthService implements BeforeApplicationShutdown {
   constructor(
     private readonly keys: ApiKeysService,
     private readonly clock: Clock,
-    private readonly metrics: MetricsService,
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Inject(databaseConfig.token) database: DatabaseConfig,
+    @Optional() private readonly observer?: AuthObserver,
   ) {
     const ttl = config.apiKeyCacheTtlMs;
     if (ttl > 0) {
@@ -82,10 +81,16 @@ export class AuthService implements BeforeApplicationShutdown {
     const parsed = parseHeader(header);
     if (typeof parsed !== 'string') return parsed;
     const credential = this.credential(parsed);
-    if (credential === null) return this.refusal(null, 'malformed', 'The API key is malformed or forged; check that it was copied completely.');
+    if (credential === null)
+      return this.refusal(
+        null,
+        'malformed',
+        'The API key is malformed or forged; check that it was copied completely.',
+      );
     const cached = this.cached(credential.hash);
     if (cached !== undefined) return this.judge(cached, credential.hash);
-    if (credential.version === 2 || this.known.has(credential.hash)) return this.judge(await this.lookup(credential.hash), credential.hash);
+    if (credential.version === 2 || this.known.has(credential.hash))
+      return this.judge(await this.lookup(credential.hash), credential.hash);
     return this.lookupGuess(credential.hash, address);
   }
 
@@ -145,7 +150,10 @@ export class AuthService implements BeforeApplicationShutdown {
       if (failures.count >= this.config.apiKeyFailedLookupsPerAddress) {
         const retryAfter = String(60 - (Math.floor(nowMs / 1000) % 60));
         const message = `Too many unknown API keys were sent from this client address this minute; its new keys are checked again in ${retryAfter} seconds.`;
-        return this.refusal(new ApiError(429, 'rate_limit_exceeded', message, undefined, { 'Retry-After': retryAfter }), 'address_budget');
+        return this.refusal(
+          new ApiError(429, 'rate_limit_exceeded', message, undefined, { 'Retry-After': retryAfter }),
+          'address_budget',
+        );
       }
       if (!this.failedLookups.available(nowMs)) return this.refusal(busy(), 'instance_budget');
       const stored = await this.lookup(hash);
@@ -163,7 +171,7 @@ export class AuthService implements BeforeApplicationShutdown {
     if (!pending) {
       const generation = this.generation;
       pending = this.keys.findByHash(hash).finally(() => this.inflight.delete(hash));
-      this.metrics.apiKeyLookup();
+      this.observer?.lookup();
       pending.then(
         (stored) => {
           if (stored) this.known.set(hash, true);
@@ -185,18 +193,28 @@ export class AuthService implements BeforeApplicationShutdown {
     }
     const now = this.clock.now();
     if (stored.expiresAt !== null && stored.expiresAt <= now) {
-      return this.refusal(new ApiError(401, 'api_key_expired', `The API key expired at ${stored.expiresAt.toISOString()}; ask for a new one.`), 'expired');
+      return this.refusal(
+        new ApiError(
+          401,
+          'api_key_expired',
+          `The API key expired at ${stored.expiresAt.toISOString()}; ask for a new one.`,
+        ),
+        'expired',
+      );
     }
     if (stored.previousExpiresAt !== null && stored.previousExpiresAt <= now) {
       const message = `This secret of the API key was replaced by a roll and stopped working at ${stored.previousExpiresAt.toISOString()}; use the new secret.`;
       return this.refusal(new ApiError(401, 'api_key_expired', message), 'expired');
     }
     this.touch(stored);
-    return { ok: true, principal: { keyId: stored.id.toString(), plan: stored.plan, perMinute: stored.perMinute, perDay: stored.perDay } };
+    return {
+      ok: true,
+      principal: { keyId: stored.id.toString(), plan: stored.plan, perMinute: stored.perMinute, perDay: stored.perDay },
+    };
   }
 
-  private refusal(error: ApiError | null, reason: RefusalReason, message?: string): AuthResult {
-    this.metrics.apiKeyRefused(reason);
+  private refusal(error: ApiError | null, reason: ApiKeyRefusalReason, message?: string): AuthResult {
+    this.observer?.refused(reason);
     return { ok: false, error: error ?? invalid(message as string) };
   }
 
@@ -209,14 +227,13 @@ export class AuthService implements BeforeApplicationShutdown {
     this.lastTouched.set(id, now);
     const done = this.keys
       .touch(stored.id)
-      .catch((err: unknown) => this.logger.warn(`could not record use of API key ${id}: ${(err as Error)?.message ?? err}`))
+      .catch((err: unknown) =>
+        this.logger.warn(`could not record use of API key ${id}: ${(err as Error)?.message ?? err}`),
+      )
       .finally(() => this.touches.delete(done));
     this.touches.add(done);
   }
 }
-
-/** Why a key was refused, for api_key_refusals_total. */
-type RefusalReason = (typeof API_KEY_REFUSAL_REASONS)[number];
 
 function invalid(message: string): ApiError {
   return new ApiError(401, 'invalid_api_key', message);
@@ -226,7 +243,10 @@ function invalid(message: string): ApiError {
 function parseHeader(header: string | undefined): string | AuthResult {
   // The messages never include what was presented: it may be a real key sent to the wrong place.
   if (header === undefined || header.trim() === '') {
-    return { ok: false, error: new ApiError(401, 'missing_api_key', 'An API key is required: send it as "Authorization: Bearer <key>".') };
+    return {
+      ok: false,
+      error: new ApiError(401, 'missing_api_key', 'An API key is required: send it as "Authorization: Bearer <key>".'),
+    };
   }
   const match = /^\s*(\S+)(?:\s+(\S+))?\s*$/.exec(header);
   if (!match || match[1].toLowerCase() !== 'bearer' || match[2] === undefined) {
@@ -237,9 +257,15 @@ function parseHeader(header: string | undefined): string | AuthResult {
 
 /** What a lookup of a never-found key gets while the instance's bound is spent. */
 const busy = (): ApiError =>
-  new ApiError(503, 'service_unavailable', 'Too many unrecognised API keys are being checked right now; retry shortly.', undefined, {
-    'Retry-After': '1',
-  });
+  new ApiError(
+    503,
+    'service_unavailable',
+    'Too many unrecognised API keys are being checked right now; retry shortly.',
+    undefined,
+    {
+      'Retry-After': '1',
+    },
+  );
 
 /**
  * A budget of `perSecond` events per second, in bursts of up to `perSecond`, refilled by the

@@ -16,3 +16,17 @@ export interface Principal {
 
 /** Outcome of checking a request's credentials; computed once per request and memoised. */
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: ApiError };
+
+/** Why a bearer key was refused (api_key_refusals_total). */
+export const API_KEY_REFUSAL_REASONS = ['malformed', 'unknown', 'expired', 'address_budget', 'instance_budget'] as const;
+export type ApiKeyRefusalReason = (typeof API_KEY_REFUSAL_REASONS)[number];
+
+/**
+ * What key verification reports as it goes, for metrics (the metrics module provides it; auth
+ * does not depend on metrics). Absent in tools that verify no key.
+ */
+export abstract class AuthObserver {
+  /** One lookup query was sent to the database. */
+  abstract lookup(): void;
+  abstract refused(reason: ApiKeyRefusalReason): void;
+}

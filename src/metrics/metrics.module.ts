@@ -3,7 +3,8 @@ import type { MetricsConfig } from '../config/metrics.config.js';
 import { MetricsTokenGuard } from './metrics-token.guard.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsServer } from './metrics.server.js';
-import { MetricsService } from './metrics.service.js';
+import { AuthObserver } from '../auth/auth.types.js';
+import { AuthMetrics, MetricsService } from './metrics.service.js';
 
 /**
  * Prometheus metrics; global so any module can inject MetricsService to record its events.
@@ -17,8 +18,13 @@ export class MetricsModule {
     return {
       module: MetricsModule,
       controllers: config.metricsPort === undefined ? [MetricsController] : [],
-      providers: [MetricsService, MetricsTokenGuard, MetricsServer],
-      exports: [MetricsService],
+      providers: [
+        MetricsService,
+        MetricsTokenGuard,
+        MetricsServer,
+        { provide: AuthObserver, inject: [MetricsService], useFactory: (metrics: MetricsService) => new AuthMetrics(metrics) },
+      ],
+      exports: [MetricsService, AuthObserver],
     };
   }
 }

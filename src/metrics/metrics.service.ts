@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { PLANS } from '../auth/auth.types.js';
+import { API_KEY_REFUSAL_REASONS, ApiKeyRefusalReason, AuthObserver, PLANS } from '../auth/auth.types.js';
 import { routeTemplate } from '../http/route-template.js';
 
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';
-
-/** Why a bearer key was refused. */
-export const API_KEY_REFUSAL_REASONS = ['malformed', 'unknown', 'expired', 'address_budget', 'instance_budget'] as const;
 
 /** What kind of database failure was seen. */
 export type DatabaseErrorKind = 'unavailable' | 'query';
@@ -90,7 +87,7 @@ export class MetricsService {
   }
 
   /** Counts a refused bearer key. */
-  apiKeyRefused(reason: (typeof API_KEY_REFUSAL_REASONS)[number]): void {
+  apiKeyRefused(reason: ApiKeyRefusalReason): void {
     this.apiKeyRefusals.inc({ reason });
   }
 
@@ -138,6 +135,21 @@ export class MetricsService {
       if (this.durationSeries.size < MAX_CACHED_SERIES) this.durationSeries.set(labels, series);
     }
     series.observe(durationMs / 1000);
+  }
+}
+
+/** Key verification's events as metrics (AuthObserver, provided by MetricsModule). */
+export class AuthMetrics extends AuthObserver {
+  constructor(private readonly metrics: MetricsService) {
+    super();
+  }
+
+  lookup(): void {
+    this.metrics.apiKeyLookup();
+  }
+
+  refused(reason: ApiKeyRefusalReason): void {
+    this.metrics.apiKeyRefused(reason);
   }
 }
 

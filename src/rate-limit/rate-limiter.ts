@@ -16,7 +16,13 @@ import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.j
 import { Clock } from '../time/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
 import { RateLimitStore } from './rate-limit.store.js';
-import { ConsumeResult, rateLimitHeaders, RateLimitHeaders, retryAfterSeconds, WindowSpec } from './rate-limit.windows.js';
+import {
+  ConsumeResult,
+  rateLimitHeaders,
+  RateLimitHeaders,
+  retryAfterSeconds,
+  WindowSpec,
+} from './rate-limit.windows.js';
 
 /** Who a request is counted against, and at which rates. */
 export interface RateLimitSubject extends Limits {
@@ -113,7 +119,11 @@ export class RateLimiter {
           if (!Number.isSafeInteger(n) || n < 0) throw new Error(`throttler ${throttler.name}: not a count: ${n}`);
           return n;
         };
-        return { name: throttler.name as string, ttlMs: await resolve(throttler.ttl), limit: await resolve(throttler.limit) };
+        return {
+          name: throttler.name as string,
+          ttlMs: await resolve(throttler.ttl),
+          limit: await resolve(throttler.limit),
+        };
       }),
     );
   }
@@ -121,7 +131,9 @@ export class RateLimiter {
   private refusal(result: ConsumeResult, nowMs: number, subject: RateLimitSubject): ApiError {
     const retryAfter = retryAfterSeconds(result, nowMs);
     const headers = { 'Retry-After': String(retryAfter) };
-    const who = subject.id.startsWith('key:') ? 'this API key' : 'this client address (requests without a valid API key)';
+    const who = subject.id.startsWith('key:')
+      ? 'this API key'
+      : 'this client address (requests without a valid API key)';
     if (result.outcome === 'banned') {
       return new ApiError(
         429,
@@ -131,7 +143,9 @@ export class RateLimiter {
         headers,
       );
     }
-    const exhausted = result.windows.filter((w) => w.count >= w.limit).map((w) => `${w.limit} requests ${WINDOW_WORDS[w.name] ?? `per ${w.name}`}`);
+    const exhausted = result.windows
+      .filter((w) => w.count >= w.limit)
+      .map((w) => `${w.limit} requests ${WINDOW_WORDS[w.name] ?? `per ${w.name}`}`);
     return new ApiError(
       429,
       'rate_limit_exceeded',
