@@ -126,6 +126,8 @@ const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const SEED_PETS = 10_000;
 /** The service runs as in production, where /metrics needs a token (or a port of its own). */
 const METRICS_TOKEN = `bench-${randomBytes(12).toString('hex')}`;
+// Production requires it: the key tool then issues version 2 keys, as production does.
+const API_KEY_CHECKSUM_SECRET = randomBytes(32).toString('base64');
 
 // Seed: statuses interleaved along the ids (60% available, 35% pending, 5% sold, so the
 // status=sold page is served by the (status, id) index), and every hundredth categoryId
@@ -561,7 +563,7 @@ async function explainReads(databaseUrl, petSql) {
 async function seedEmbedded(dataDir) {
   const { loadConfig } = await distModule('config/config.js');
   const { openEmbedded } = await databaseModule();
-  const config = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN });
+  const config = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN, API_KEY_CHECKSUM_SECRET });
   const db = await openEmbedded(
     config.database ?? config, // per-slice configuration, or the flat one of older versions
     () => {},
@@ -595,7 +597,7 @@ function issueKey(env) {
     ],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, LOG_LEVEL: 'warn', ...env },
+      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, API_KEY_CHECKSUM_SECRET, LOG_LEVEL: 'warn', ...env },
       encoding: 'utf8',
     },
   );
@@ -788,6 +790,7 @@ function serviceEnvFor(db, port, prefix, prefixSupported) {
   return {
     NODE_ENV: 'production',
     METRICS_TOKEN, // production refuses an open /metrics
+    API_KEY_CHECKSUM_SECRET,
     DATABASE_URL: db.url,
     REDIS_URL,
     LOG_LEVEL: 'info',
@@ -951,6 +954,7 @@ async function main() {
       {
         NODE_ENV: 'production',
         METRICS_TOKEN, // production refuses an open /metrics
+        API_KEY_CHECKSUM_SECRET,
         DATA_DIR: dataDir,
         LOG_LEVEL: 'info',
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { declaredAuthMode } from '../auth/auth-mode.js';
+import { ApiError } from '../errors/api-error.js';
 import { Admission, AdmissionService } from './admission.service.js';
 
 /**
@@ -26,8 +27,15 @@ export class AdmissionGuard implements CanActivate {
   }
 }
 
-/** Sets the admission's headers on the response and throws its refusal, if any. */
-export function applyAdmission(res: Response, admission: Admission): void {
+/**
+ * Sets the admission's headers on the response and throws its refusal, if any. With
+ * `requireKey: false` (a /v1 path no route answers) a missing or invalid key is no refusal:
+ * the request is counted, and limits and an unavailable database still refuse it.
+ */
+export function applyAdmission(res: Response, admission: Admission, { requireKey = true } = {}): void {
   for (const [name, value] of Object.entries(admission.headers ?? {})) res.setHeader(name, value);
-  if (admission.refusal) throw admission.refusal;
+  const refusal = admission.refusal;
+  if (refusal === undefined) return;
+  if (!requireKey && refusal instanceof ApiError && refusal.status === 401) return;
+  throw refusal;
 }

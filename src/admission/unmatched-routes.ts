@@ -10,7 +10,8 @@ import { AdmissionService } from './admission.service.js';
  * rate-limit headers, 404 route_not_found and 405 method_not_allowed included. This Express
  * layer is added behind all the routes and in front of Nest's not-found handler (see
  * framework/after-routes.ts), so it sees exactly the /v1 requests no route answered, and
- * admits them as the guard would (a refusal answers instead of the 404 or 405).
+ * counts them as the guard would: a 429, or the 503 of a key that could not be checked, answers
+ * instead of the 404 or 405; a missing or invalid key does not (the route does not exist).
  */
 @Injectable()
 export class UnmatchedRouteAdmission implements OnModuleInit {
@@ -31,7 +32,7 @@ export class UnmatchedRouteAdmission implements OnModuleInit {
       this.admission
         .admit(context)
         .then((admission) => {
-          applyAdmission(res, admission);
+          applyAdmission(res, admission, { requireKey: false });
           next();
         })
         .catch(next);

@@ -46,7 +46,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', METRICS_TOKEN: 'x'.repeat(16) })).toThrow(
       /^TRUST_PROXY=true .*number of proxies.*subnets/,
     );
-    expect(loadConfig({ NODE_ENV: 'production', TRUST_PROXY: '1', METRICS_TOKEN: 'x'.repeat(16) }).server.trustProxy).toBe(1);
+    expect(loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),  TRUST_PROXY: '1', METRICS_TOKEN: 'x'.repeat(16) }).server.trustProxy).toBe(1);
   });
 
   it.each([

@@ -35,6 +35,7 @@ describe('configuration slices', () => {
     );
     expect(() => loadSlice(metricsConfig, { PORT: '8080', METRICS_PORT: '8080' })).toThrow(/^METRICS_PORT must differ from PORT \(8080\)/);
     expect(loadSlice(metricsConfig, { NODE_ENV: 'production', METRICS_PORT: '9464' })).toEqual({
+      metricsHost: '127.0.0.1',
       metricsToken: undefined,
       metricsPort: 9464,
     });

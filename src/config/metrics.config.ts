@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { defineConfig, type ConfigOf } from './define-config.js';
 import { ConfigError, int, optional } from './env.js';
 import { runtimeConfig } from './runtime.config.js';
@@ -27,11 +28,18 @@ export const metricsConfig = defineConfig('metrics', (env, use) => {
      * Interface the METRICS_PORT listener binds: loopback unless the operator opens it (a
      * scraper on another host needs e.g. 0.0.0.0, and then METRICS_TOKEN).
      */
-    metricsHost: optional(env, 'METRICS_HOST') ?? '127.0.0.1',
+    metricsHost: host(optional(env, 'METRICS_HOST') ?? '127.0.0.1'),
     /** Bearer token /metrics requires; undefined: open (keep it off the public network). */
     metricsToken,
     /** Serve /metrics on this port only (a listener of its own), not on PORT. */
     metricsPort,
   };
 });
+function host(value: string): string {
+  if (isIP(value) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)) {
+    throw new ConfigError(`METRICS_HOST must be an IP address or a host name to listen on, got "${value.slice(0, 100)}"`);
+  }
+  return value;
+}
+
 export type MetricsConfig = ConfigOf<typeof metricsConfig>;

@@ -27,7 +27,7 @@ function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
 /** An Express app with the production edge and access log, answering `status` for every path. */
 async function appLogging(level: string) {
   const { stream, lines } = capture();
-  const logger = await createAppLogger(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: level, METRICS_PORT: '9464' }).logging, stream);
+  const logger = await createAppLogger(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: level, METRICS_PORT: '9464', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) }).logging, stream);
   const app = express();
   app.use(
     requestEdge(
