@@ -66,7 +66,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "internal_error";
+            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "internal_error";
             /**
              * @description Human-readable description.
              * @example name must be a string
@@ -180,7 +180,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`missing_api_key`, `invalid_api_key`). */
+            /** @description Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -287,7 +287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`missing_api_key`, `invalid_api_key`). */
+            /** @description Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -444,7 +444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`missing_api_key`, `invalid_api_key`). */
+            /** @description Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
