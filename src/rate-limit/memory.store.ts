@@ -36,7 +36,8 @@ const entryBytes = (_entry: Entry, name: string): number => ENTRY_BYTES + 2 * na
  * (`keys`: only requests with a valid key reach them), anonymous addresses' counters
  * (`addresses`: a flood of fresh addresses only churns these), and addresses' bans (`bans`:
  * each one costs its address a whole limited period to earn). Each holds at most `maxSubjects`
- * entries; the counters at most `maxBytes` (estimated; names are bounded by counterName).
+ * entries, and each LRU of counters at most `maxBytes` (estimated; names are bounded by
+ * counterName).
  */
 export class MemoryRateLimitStore extends RateLimitStore {
   private readonly keys: LRUCache<string, Entry>;
