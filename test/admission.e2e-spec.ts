@@ -5,7 +5,7 @@ import { apiKeysConfig, type ApiKeysConfig } from '../src/config/api-keys.config
 import { PrismaService } from '../src/database/prisma.service.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
-import { createTestDatabase, DatabaseKind, TestDatabase } from './support/databases.js';
+import { createTestDatabase, DatabaseKind, databaseKinds, TestDatabase } from './support/databases.js';
 import { flood, outcome } from './support/flood.js';
 import { sample } from './support/metrics-text.js';
 import { settledStats } from './support/pg-stats.js';
@@ -23,10 +23,8 @@ const SECRET = 'admission-test-checksum-secret-0123456789';
 const NAT = '203.0.113.50';
 
 type Backend = { db: DatabaseKind; redis: boolean };
-const BACKENDS: Backend[] = [
-  { db: 'embedded', redis: false },
-  ...(process.env.DATABASE_URL ? [{ db: 'postgres' as const, redis: redisUrl() !== undefined }] : []),
-];
+/** The embedded defaults (PGlite, memory counters), and PostgreSQL with Redis when they are configured. */
+const BACKENDS: Backend[] = databaseKinds().map((db) => ({ db, redis: db === 'postgres' && redisUrl() !== undefined }));
 const name = (b: Backend) => `${b.db} + ${b.redis ? 'Redis' : 'memory counters'}`;
 
 /** Keys as a client holds them: the secret only. */
