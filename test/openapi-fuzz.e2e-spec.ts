@@ -291,15 +291,18 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
   });
 
   const prisma = () => app.get(PrismaService);
-  const counts = async () => {
-    const [pets, keys] = await Promise.all([prisma().pet.count(), prisma().idempotencyKey.count()]);
+  /**
+   * Animals, and the Idempotency-Keys still remembered at the case's instant: a key past its 24
+   * hours is forgotten already, and a request that reuses it may drop its expired record even
+   * when it is refused (the claim renews it, the refusal releases it).
+   */
+  const counts = async (now: Date) => {
+    const [pets, keys] = await Promise.all([prisma().pet.count(), prisma().idempotencyKey.count({ where: { expiresAt: { gt: now } } })]);
     return { pets, keys };
   };
 
   async function send(method: string, target: string, headers: Buffer[], body?: Buffer): Promise<RawResponse> {
     cases++;
-    // A new rate-limit minute per case: requests without a valid key are limited per address.
-    clock.set(new Date(clock.now().getTime() + 61_000));
     const res = await rawExchange(port, buildRequest({ method, target, headers, body }), 20_000);
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     return res;
@@ -344,11 +347,14 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
 
   /** Sends a request, checks the answer and that a refusal stored nothing (a 201, exactly what it answered). */
   async function check(method: string, target: string, headers: Buffer[], allowed: Set<number>, body?: Buffer): Promise<void> {
-    const before = await counts();
+    // A new rate-limit minute per case: requests without a valid key are limited per address.
+    clock.set(new Date(clock.now().getTime() + 61_000));
+    const now = clock.now();
+    const before = await counts(now);
     const res = await send(method, target, headers, body);
     const why = problem(res, allowed, method, target);
     if (why) fail(why, method, target, headers, body);
-    const after = await counts();
+    const after = await counts(now);
     if (res.status === 201 && res.headers['idempotent-replayed'] === undefined) {
       if (after.pets !== before.pets + 1) fail(`201 stored ${after.pets - before.pets} animals`, method, target, headers, body);
       const pet = parseJson(res.body.toString('utf8')) as { id: number | bigint; name: string; categoryId: number | bigint; status: string };
