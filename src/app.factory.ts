@@ -61,13 +61,15 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
 /**
  * HTTP server settings. Keep-alive outlasts the balancer's idle timeout, so the balancer,
  * not this server, closes idle connections (no 502 from a race); the headers and request
- * timeouts stop slow clients from holding sockets. Requests are tracked for the shutdown drain.
+ * timeouts stop slow clients from holding sockets, and the connection cap bounds how many they
+ * hold at once. Requests are tracked for the shutdown drain.
  */
 function configureServer(app: INestApplication, config: ServerConfig): void {
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = config.keepAliveTimeoutMs;
   server.headersTimeout = config.headersTimeoutMs;
   server.requestTimeout = config.requestTimeoutMs;
+  server.maxConnections = config.maxConnections;
   // A createServer option that Nest doesn't pass through; Node reads the property when it starts
   // listening. A slow client is cut between its timeout and one interval later.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = config.connectionsCheckIntervalMs;

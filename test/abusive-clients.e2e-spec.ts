@@ -127,7 +127,7 @@ describe('slow clients are cut off by the server timeouts (built service)', () =
     // The trickled headers and body were answered 408 in the Error body before the cut.
     for (const t of [h, b]) {
       const res = parseResponse(t.answer);
-      expect(expectErrorBody(res, 408, 'validation_failed').details).toBeUndefined();
+      expect(expectErrorBody(res, 408, 'request_timeout').details).toBeUndefined();
       expect(res.headers.connection).toBe('close');
     }
     // Nothing half-received was stored.

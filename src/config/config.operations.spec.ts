@@ -10,6 +10,7 @@ describe('configuration of operations', () => {
         headersTimeoutMs: 30_000,
         requestTimeoutMs: 60_000,
         connectionsCheckIntervalMs: 30_000,
+        maxConnections: 1000,
         testDelayHeader: false,
       }),
     );
@@ -36,6 +37,13 @@ describe('configuration of operations', () => {
     expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' })).toThrow(
       /REQUEST_TIMEOUT_MS .* HEADERS_TIMEOUT_MS/,
     );
+  });
+
+  it('reads MAX_CONNECTIONS as a whole number from 1, naming it when it is not', () => {
+    expect(loadConfig({ MAX_CONNECTIONS: '64' }).server.maxConnections).toBe(64);
+    for (const bad of ['0', '-1', '1.5', 'many']) {
+      expect(() => loadConfig({ MAX_CONNECTIONS: bad })).toThrow(/MAX_CONNECTIONS/);
+    }
   });
 
   it('allows the test delay header only under NODE_ENV=test', () => {

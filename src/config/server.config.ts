@@ -29,6 +29,11 @@ export const serverConfig = defineConfig('server', (env, use) => {
     keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 600_000),
     headersTimeoutMs,
     requestTimeoutMs,
+    /**
+     * Most connections open at once (Node's server.maxConnections): a connection beyond it is
+     * closed as soon as it is accepted, so no client can hold every socket and file descriptor.
+     */
+    maxConnections: int(env, 'MAX_CONNECTIONS', 1000, 1, 1_000_000),
     /** How often Node checks the headers and request timeouts (its connectionsCheckingInterval). */
     connectionsCheckIntervalMs: int(env, 'CONNECTIONS_CHECK_INTERVAL_MS', 30_000, 100, 600_000),
     /** Test only (NODE_ENV=test): honour an X-Test-Delay-Ms request header, for shutdown tests. */

@@ -13,6 +13,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   401: 'invalid_api_key',
   404: 'not_found',
   405: 'method_not_allowed',
+  408: 'request_timeout',
   409: 'idempotency_key_in_flight',
   410: 'gone',
   413: 'payload_too_large',

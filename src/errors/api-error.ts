@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'unsupported_media_type',
   'payload_too_large',
+  'request_timeout',
   'idempotency_key_reused',
   'idempotency_key_in_flight',
   'rate_limit_exceeded',

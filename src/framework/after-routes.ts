@@ -10,7 +10,9 @@ import type { Application, NextFunction, Request, RequestHandler, Response } fro
  * not-found handler: it sees exactly the requests no route answered. Canary: after-routes.spec.ts.
  *
  * Call from onModuleInit. Returns false when the HTTP adapter is not Express (or there is no
- * HTTP adapter, as in a standalone application context).
+ * HTTP adapter, as in a standalone application context). `path` is matched in any case of its
+ * letters: routing is case-sensitive, so /V1/pets reaches no route, and is one of the requests
+ * this layer must see.
  *
  * (A Nest middleware would not do: Nest registers those as `app.all()` routes, ahead of the
  * routes, and they would make every method look allowed to the route table.)
@@ -18,7 +20,9 @@ import type { Application, NextFunction, Request, RequestHandler, Response } fro
 export function useBehindRoutes(adapterHost: HttpAdapterHost, path: string, handler: RequestHandler): boolean {
   const app = adapterHost.httpAdapter?.getInstance<Application>();
   if (typeof app?.use !== 'function') return false;
-  app.use(path, handler);
+  // The path and what is below it, as Express mounts a string path, but in any case.
+  const escaped = path.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  app.use(new RegExp(`^${escaped}(?=/|$)`, 'i'), handler);
   return true;
 }
 

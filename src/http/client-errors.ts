@@ -11,13 +11,14 @@ import { stringifyJson } from '../json/json-codec.js';
  * bare status line; these get the Error body like every other error (contract, "Errors"), and
  * the connection is closed.
  *
- * The codes are the contract's own: 431 and 413 alike are `payload_too_large`, and 400 and 408
- * `validation_failed`, as the exception filter maps any other 4xx.
+ * The codes: 431 and 413 alike are `payload_too_large`, malformed HTTP is `validation_failed` (as
+ * the exception filter maps any other 400), and a request cut for being too slow is
+ * `request_timeout`: nothing was wrong with what arrived, it did not arrive in time.
  */
 const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string }> = {
   HPE_HEADER_OVERFLOW: { status: 431, code: 'payload_too_large', message: 'The request headers are too large (at most 16 KiB).' },
   HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'payload_too_large', message: 'The chunk extensions of the request body are too large.' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'validation_failed', message: 'The request was not received completely in time.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', message: 'The request was not received completely in time.' },
 };
 const BAD_REQUEST = { status: 400, code: 'validation_failed' as ErrorCode, message: 'The request is not valid HTTP/1.1.' };
 

@@ -83,9 +83,15 @@ export function edgeHeaders(): EdgeHeaders {
   const v1: RecordedHeaders = { set: [...api.set, API_CACHE_CONTROL], removed: api.removed };
   const docs = recordHeaders(helmet(DOCS_HELMET_OPTIONS));
   return {
-    forPath: (path) =>
-      path.startsWith('/v1/') || path === '/v1' ? v1 : path === '/docs' || path.startsWith('/docs/') ? docs : api,
+    // /v1 in any case: routing is case-sensitive, so /V1/pets is a 404, and that answer is one of
+    // the API's too (no-store, like every /v1 response).
+    forPath: (path) => (isUnder(path, '/v1') ? v1 : isUnder(path, '/docs') ? docs : api),
   };
+}
+
+/** Whether `path` is `prefix` or below it, letters compared in any case. */
+function isUnder(path: string, prefix: string): boolean {
+  return (path.length === prefix.length || path[prefix.length] === '/') && path.slice(0, prefix.length).toLowerCase() === prefix;
 }
 
 /** Sets recorded headers on a response. */

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import getRawBody from 'raw-body';
 import { Observable } from 'rxjs';
 import { ApiError } from '../errors/api-error.js';
-import { JsonSyntaxError, parseJson } from '../json/json-codec.js';
+import { JsonSyntaxError, JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from '../json/json-codec.js';
 
 /** Largest accepted request body (contract: 16 KiB, else 413). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -73,6 +73,9 @@ export async function readJsonBody(req: Request): Promise<unknown> {
   try {
     return parseJson(text);
   } catch (err) {
+    if (err instanceof JsonTooDeepError) {
+      throw new ApiError(400, 'validation_failed', `The request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`);
+    }
     if (err instanceof JsonSyntaxError) {
       throw new ApiError(400, 'malformed_json', `The request body is not valid JSON: ${err.message}.`);
     }

@@ -1,6 +1,6 @@
 import { StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
-import type { Response } from 'express';
+import express, { type Response } from 'express';
 import { stringifyJson } from '../json/json-codec.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -18,6 +18,14 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * serialised), Buffers, streams and empty results keep Express's own path.
  */
 export class JsonExpressAdapter extends ExpressAdapter {
+  constructor() {
+    const app = express();
+    // Paths are matched exactly: /V1/pets is no route (404), where Express would serve /v1/pets
+    // by default. Set before the adapter's first use of the app creates its router.
+    app.set('case sensitive routing', true);
+    super(app);
+  }
+
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
     if (!isJsonData(body)) return super.reply(response, body, statusCode);
     if (statusCode !== undefined) response.statusCode = statusCode;

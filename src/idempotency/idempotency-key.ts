@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseItem } from 'structured-headers';
 import { ApiError } from '../errors/api-error.js';
-import { canonicalJson, JsonTooDeepError } from '../json/json-codec.js';
+import { canonicalJson, JsonTooDeepError, MAX_JSON_DEPTH } from '../json/json-codec.js';
 
 /** The request header (contract, "Requests"). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -61,12 +61,6 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 }
 
 /**
- * Nesting beyond this cannot be a valid body of any operation; refusing it keeps the canonical
- * form's recursion shallow whatever the body parser accepted.
- */
-const MAX_DEPTH = 32;
-
-/**
  * The canonical text of a parsed (lossless) JSON body, as fingerprinted: object keys sorted,
  * numbers in their exact form (int64 as digits), strings JSON-escaped (json/json-codec.ts).
  * Two bodies that mean the same JSON (key order, white space, `1.0` for `1`) have the same
@@ -74,7 +68,7 @@ const MAX_DEPTH = 32;
  */
 export function canonicalBody(body: unknown): string {
   try {
-    return canonicalJson(body, MAX_DEPTH);
+    return canonicalJson(body, MAX_JSON_DEPTH);
   } catch (err) {
     if (err instanceof JsonTooDeepError) throw new ApiError(400, 'validation_failed', 'The request body is nested too deeply.');
     throw err;

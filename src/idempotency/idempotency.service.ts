@@ -14,10 +14,10 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
  * takes it over. Far above the longest a create may take (WRITE_TRANSACTION.timeout, src/database/transactions.ts).
  */
 export const IN_FLIGHT_TIMEOUT_MS = 60_000;
-/** Expired keys are deleted this often, at most PURGE_BATCH * PURGE_MAX_BATCHES rows a round. */
+/** Expired keys are deleted this often: every one that has expired when a round starts. */
 export const PURGE_INTERVAL_MS = 10 * 60_000;
-const PURGE_BATCH = 1_000;
-const PURGE_MAX_BATCHES = 10;
+/** Rows one DELETE of the purge removes (one short statement each, so no lock is held long). */
+export const PURGE_BATCH = 1_000;
 /** A 409 in flight suggests retrying after this many seconds. */
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
@@ -86,6 +86,7 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   private readonly logger = new Logger('Idempotency');
   private timer?: NodeJS.Timeout;
   private purging?: Promise<unknown>;
+  private stopping = false;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -178,28 +179,37 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  /** Deletes keys past their 24 hours, in bounded batches; returns how many. */
+  /**
+   * Deletes every key that expired by `now`, in batches of PURGE_BATCH, until a batch finds
+   * fewer: a round keeps pace with any rate of creates, since it ends only when the backlog it
+   * started with is gone. Each batch locks the rows it deletes with FOR UPDATE SKIP LOCKED, so
+   * instances purging at once take disjoint batches instead of deleting (and waiting on) the
+   * same rows, and a row a claim is renewing right now is left for the next round.
+   * Returns how many keys this call deleted.
+   */
   async purgeExpired(now: Date = this.clock.now()): Promise<number> {
     let total = 0;
-    for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
+    for (;;) {
       const deleted = await this.prisma.$executeRaw`
         DELETE FROM "idempotency_keys" WHERE ("api_key_id", "key") IN (
           SELECT "api_key_id", "key" FROM "idempotency_keys"
-          WHERE "expires_at" <= ${now} ORDER BY "expires_at" LIMIT ${PURGE_BATCH})`;
+          WHERE "expires_at" <= ${now} ORDER BY "expires_at" LIMIT ${PURGE_BATCH}
+          FOR UPDATE SKIP LOCKED)`;
       total += deleted;
-      if (deleted < PURGE_BATCH) break;
+      if (deleted < PURGE_BATCH || this.stopping) return total;
     }
-    return total;
   }
 
   onApplicationBootstrap(): void {
-    // unref: the timer never keeps the process alive; every instance purges, which is harmless.
+    // unref: the timer never keeps the process alive. Every instance purges; SKIP LOCKED keeps
+    // their batches apart.
     this.timer = setInterval(() => void this.purgeInBackground(), PURGE_INTERVAL_MS).unref();
   }
 
   /** Before the database closes (PrismaService closes it on application shutdown). */
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    this.stopping = true; // a round in progress ends after its current batch
     await this.purging;
   }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
-import { canonicalJson, InexactNumber, JsonSyntaxError, JsonTooDeepError, parseJson, stringifyJson } from './json-codec.js';
+import { canonicalJson, InexactNumber, JsonSyntaxError, JsonTooDeepError, MAX_JSON_DEPTH, nestsDeeperThan, parseJson, stringifyJson } from './json-codec.js';
 
 const INT64_MAX = 9223372036854775807n;
 const int64 = fc.bigInt({ min: -INT64_MAX - 1n, max: INT64_MAX });
@@ -100,7 +100,8 @@ describe('lossless JSON codec', () => {
   it('refuses duplicate keys and trailing data, and survives pathological nesting', () => {
     expect(() => parseJson('{"a":1,"a":2}')).toThrow(JsonSyntaxError);
     expect(() => parseJson('{} {}')).toThrow(JsonSyntaxError);
-    expect(() => parseJson('['.repeat(100_000))).toThrow(JsonSyntaxError);
+    expect(() => parseJson('['.repeat(100_000))).toThrow(JsonTooDeepError);
+    expect(() => parseJson('['.repeat(100_000), Infinity)).toThrow(JsonSyntaxError);
   });
 
   it('keeps __proto__ as plain data, never as a prototype', () => {
@@ -164,10 +165,10 @@ describe('canonical JSON (request fingerprints)', () => {
   });
 
   it('refuses a value nested deeper than its limit, and only then', () => {
-    const nested = (n: number) => parseJson(`${'['.repeat(n)}1${']'.repeat(n)}`);
+    const nested = (n: number) => parseJson(`${'['.repeat(n)}1${']'.repeat(n)}`, 100);
     expect(canonicalJson(nested(32), 32)).toBe(`${'['.repeat(32)}1${']'.repeat(32)}`);
     expect(() => canonicalJson(nested(33), 32)).toThrow(JsonTooDeepError);
-    const empty = (n: number) => parseJson(`${'['.repeat(n)}${']'.repeat(n)}`);
+    const empty = (n: number) => parseJson(`${'['.repeat(n)}${']'.repeat(n)}`, 100);
     expect(canonicalJson(empty(33), 32)).toBe(`${'['.repeat(33)}${']'.repeat(33)}`); // the innermost at depth 32
     expect(() => canonicalJson(empty(34), 32)).toThrow(JsonTooDeepError);
   });
@@ -179,5 +180,27 @@ describe('canonical JSON (request fingerprints)', () => {
 
   it('writes an inexact number as the literal it was parsed from', () => {
     expect(stringifyJson({ n: parseJson('1e400') })).toBe('{"n":1e400}');
+  });
+});
+
+describe('nesting bound', () => {
+  const depthOf = (v: unknown): number =>
+    typeof v === 'object' && v !== null ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depthOf)) : 0;
+
+  it('measures the nesting of any JSON text as its value has it, strings and escapes included', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 10 }), (value, max) => {
+        const text = JSON.stringify(value);
+        expect(nestsDeeperThan(text, max)).toBe(depthOf(value) > max);
+      }),
+    );
+    expect(nestsDeeperThan('"[[[\\"[[["', 1)).toBe(false);
+  });
+
+  it('refuses text nested deeper than the bound before parsing it, and parses what is within', () => {
+    expect(() => parseJson(`{"name":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`)).toThrow(JsonTooDeepError);
+    expect(parseJson(`{"name":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`)).toEqual({ name: expect.any(Array) });
+    // Far beyond the stack's reach, unclosed or not: refused without recursion.
+    expect(() => parseJson('['.repeat(200_000))).toThrow(JsonTooDeepError);
   });
 });

@@ -31,8 +31,43 @@ function parseNumber(text: string): number | bigint | InexactNumber {
 
 export class JsonSyntaxError extends Error {}
 
-/** Parses JSON text losslessly. Throws JsonSyntaxError for anything that is not one JSON value. */
-export function parseJson(text: string): unknown {
+/** Thrown by parseJson and canonicalJson for a value nested deeper than their limit. */
+export class JsonTooDeepError extends Error {}
+
+/**
+ * Deepest nesting of arrays and objects a request body may have. Every operation's body is one
+ * level deep; the bound keeps every recursive walk of a body (the parser, class-transformer,
+ * class-validator, the canonical form) far from the stack's limit.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Whether `text` opens more than `maxDepth` arrays or objects inside one another, counted
+ * outside string literals in one pass over the text, before any parser walks it. Text that is
+ * not JSON is left to the parser to refuse.
+ */
+export function nestsDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > maxDepth) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses JSON text losslessly. Throws JsonTooDeepError for text nested deeper than `maxDepth`
+ * (checked before parsing), JsonSyntaxError for anything that is not one JSON value.
+ */
+export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  if (nestsDeeperThan(text, maxDepth)) throw new JsonTooDeepError(`JSON nested deeper than ${maxDepth}`);
   try {
     return parse(text, undefined, parseNumber);
   } catch (err) {
@@ -116,9 +151,6 @@ function bodyKind(value: unknown, depth: number): number {
       return OTHER;
   }
 }
-
-/** Thrown by canonicalJson for a value nested deeper than its limit. */
-export class JsonTooDeepError extends Error {}
 
 /**
  * The canonical text of a parsed JSON value (parseJson's output): the writer's, with object

@@ -6,6 +6,7 @@ import { ApiKeyAuth } from '../auth/api-key-auth.decorator.js';
 import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
 import { ApiError } from '../errors/api-error.js';
 import { JsonBody } from '../http/json-body.interceptor.js';
+import { NoQueryParametersPipe } from '../http/no-query-parameters.pipe.js';
 import { INT64_MAX, toPositiveInt64 } from '../json/int64.js';
 import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
@@ -109,7 +110,7 @@ export class PetsController {
   })
   @ApiResponse({ status: 200, description: 'The animal.', type: PetDto })
   @ApiErrorResponses(400, 404, 410)
-  async findOne(@Param('petId', ParsePetIdPipe) petId: bigint): Promise<Pet> {
+  async findOne(@Param('petId', ParsePetIdPipe) petId: bigint, @Query(NoQueryParametersPipe) _query: void): Promise<Pet> {
     const pet = await this.pets.findOne(petId);
     if (!pet) throw new ApiError(404, 'not_found', `No animal has id ${petId}.`);
     return pet;

@@ -10,8 +10,8 @@ const validate = (value: unknown) => pipe.transform(value, { type: 'body', metat
 
 const goodName = fc
   .string({ unit: 'grapheme', minLength: 1, maxLength: 120 })
-  // eslint-disable-next-line no-control-regex
-  .filter((s) => /\S/.test(s) && !/[\u0000-\u001f\u007f]/.test(s) && [...s].length <= 255);
+  // Visible, free of control, line-separator and bidirectional characters (pet-name.ts).
+  .filter((s) => /[\p{L}\p{N}\p{P}\p{S}]/u.test(s) && !/[\p{Cc}\p{Cs}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(s) && [...s].length <= 255);
 const goodCategory = fc.oneof(
   fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
   fc.bigInt({ min: BigInt(Number.MAX_SAFE_INTEGER) + 1n, max: INT64_MAX }),

@@ -1,0 +1,44 @@
+/**
+ * The rules of an animal's name (README, "Using the API"), as one function of its text, shared
+ * by the NewPet validation and its tests.
+ *
+ * - Length is counted in Unicode code points, as PostgreSQL counts the characters of
+ *   `varchar(255)` in a UTF-8 database: variation selectors, combining marks and astral characters count once, so they are here (validator.js's isLength skips U+FE0E/U+FE0F).
+ * - Refused anywhere: control characters (`\p{Cc}`: C0, DEL, C1 such as U+0085 NEL and U+009B
+ *   CSI), unpaired surrogates (not encodable as UTF-8), the line and paragraph separators
+ *   U+2028/U+2029, and the bidirectional embedding, override and isolate controls
+ *   (U+202A–U+202E, U+2066–U+2069), which reorder how the text around them is displayed.
+ * - Other format characters are allowed inside a name (ZWJ joins emoji and Indic letters, ZWNJ
+ *   is part of Persian spelling, LRM/RLM mark direction), but a name needs at least one visible
+ *   character: one that is not white space, a mark, a format character or default-ignorable.
+ */
+export const NAME_MAX_CODE_POINTS = 255;
+
+export type NameProblem = 'length' | 'forbidden' | 'blank';
+
+// With the u flag, \p{Cs} matches only unpaired surrogates (a pair is one code point).
+const FORBIDDEN = /[\p{Cc}\p{Cs}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+const VISIBLE = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{M}\p{Cf}\p{Cc}\p{Cs}]/u;
+
+/** Code points of a string, a lone surrogate counting as one (as its replacement would). */
+export function codePointLength(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** What is wrong with a name, or undefined when it is acceptable. */
+export function nameProblem(name: string): NameProblem | undefined {
+  const length = codePointLength(name);
+  if (length < 1 || length > NAME_MAX_CODE_POINTS) return 'length';
+  if (FORBIDDEN.test(name)) return 'forbidden';
+  if (!VISIBLE.test(name)) return 'blank';
+  return undefined;
+}
