@@ -45,6 +45,7 @@ const STATUS_OF_CODE: Record<(typeof ERROR_CODES)[number], number[]> = {
   unknown_parameter: [400],
   missing_api_key: [401],
   invalid_api_key: [401],
+  api_key_expired: [401],
   not_found: [404],
   route_not_found: [404],
   method_not_allowed: [405],
