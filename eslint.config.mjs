@@ -62,7 +62,7 @@ export default tseslint.config(
   },
   {
     files: ['**/*.cjs', '**/*.mjs', '**/*.js'],
-    languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly', fetch: 'readonly', setTimeout: 'readonly' } },
+    languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
   },
   ...KERNEL.map((folder) => boundary(folder, [])),
   ...Object.entries(FEATURES).map(([folder, allowed]) => boundary(folder, allowed)),

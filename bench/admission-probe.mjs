@@ -8,6 +8,7 @@
 // Usage: node bench/admission-probe.mjs [REPO_DIR]   (REPO_DIR: a built checkout; default: this one)
 // Needs PostgreSQL at PGHOST_URL (default postgresql://postgres@127.0.0.1:5432) and Redis at
 // REDIS_URL (default redis://127.0.0.1:6379).
+/* global fetch, setTimeout */
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
