@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { ConfigError, loadConfig, redactUrl } from './config.js';
+import { driverUrl } from './database.config.js';
 
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment: embedded database on port 3000', () => {
@@ -35,10 +36,20 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['NODE_ENV', 'prod'],
     ['DB_POOL_MAX', '0'],
+    ['DATABASE_URL', 'postgresql://u@bouncer:6432/x?pgbouncer=yes'],
+    ['DIRECT_URL', 'http://db/x'],
     ['TRUST_PROXY', 'yes please!'],
   ])('stops on a bad %s (%s) with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} `));
+  });
+
+  it('reads a pooler in front of PostgreSQL from pgbouncer=true, and hides the flag from the driver', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgresql://u:p@bouncer:6432/x?sslmode=disable&pgbouncer=true', DIRECT_URL: 'postgresql://u:p@db:5432/x' });
+    expect(c.database).toMatchObject({ dbPooler: true, directUrl: 'postgresql://u:p@db:5432/x' });
+    expect(driverUrl(c.database.databaseUrl as string)).toBe('postgresql://u:p@bouncer:6432/x?sslmode=disable');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x?pgbouncer=false' }).database.dbPooler).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x' }).database.dbPooler).toBe(false);
   });
 
   it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {

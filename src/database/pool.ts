@@ -1,14 +1,19 @@
 import pg from 'pg';
-import type { DatabaseConfig } from '../config/database.config.js';
+import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
 import { InFlight } from '../lifecycle/in-flight.js';
 
-/** The pool settings of DATABASE_URL: size, and bounds on connecting and on every query. */
+/**
+ * The pool settings of DATABASE_URL: size, and bounds on connecting and on every query.
+ * Behind a pooler (`pgbouncer=true`) statement_timeout is not a startup parameter, which
+ * PgBouncer refuses: the migrate command makes it the role's default in the database instead
+ * (pg-database.ts, poolerStatementTimeout).
+ */
 export function poolConfig(config: DatabaseConfig): pg.PoolConfig {
   return {
-    connectionString: config.databaseUrl,
+    connectionString: driverUrl(config.databaseUrl ?? ''),
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
-    statement_timeout: config.dbStatementTimeoutMs,
+    statement_timeout: config.dbPooler ? undefined : config.dbStatementTimeoutMs,
     // The server enforces statement_timeout, but a server that has gone silent (a network
     // partition drops packets, no reset) cannot: the pool's QueryWatch bounds every query on the
     // client side at this plus a second ("Query read timeout", a 503), so no request waits for
