@@ -38,6 +38,8 @@ describe('loadConfig', () => {
     ['DB_POOL_MAX', '0'],
     ['DATABASE_URL', 'postgresql://u@bouncer:6432/x?pgbouncer=yes'],
     ['DIRECT_URL', 'http://db/x'],
+    ['REDIS_CLUSTER_NODES', 'redis-1:7000,redis-2'],
+    ['REDIS_SENTINELS', 'sentinel-1'],
     ['TRUST_PROXY', 'yes please!'],
   ])('stops on a bad %s (%s) with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
@@ -50,6 +52,29 @@ describe('loadConfig', () => {
     expect(driverUrl(c.database.databaseUrl as string)).toBe('postgresql://u:p@bouncer:6432/x?sslmode=disable');
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x?pgbouncer=false' }).database.dbPooler).toBe(false);
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x' }).database.dbPooler).toBe(false);
+  });
+
+  it('reads the Redis topology: one server, a cluster, or a master watched by sentinels, never two of them', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@r:6379' }).redis.redisTarget).toEqual({ kind: 'single', url: 'redis://:pw@r:6379' });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'r1:7000, [::1]:7001', REDIS_PASSWORD: 'pw' }).redis.redisTarget).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: 'r1', port: 7000 },
+        { host: '::1', port: 7001 },
+      ],
+      password: 'pw',
+    });
+    expect(loadConfig({ REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_NAME: 'main', REDIS_SENTINEL_PASSWORD: 'sp' }).redis.redisTarget).toEqual({
+      kind: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26379 },
+      ],
+      name: 'main',
+      sentinelPassword: 'sp',
+    });
+    expect(loadConfig({}).redis.redisTarget).toBeUndefined();
+    expect(() => loadConfig({ REDIS_URL: 'redis://r', REDIS_CLUSTER_NODES: 'r1:7000' })).toThrow(/^REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive/);
   });
 
   it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {

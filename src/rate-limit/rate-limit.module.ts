@@ -18,9 +18,9 @@ export function createRateLimitStore(
   metrics?: MetricsService,
 ): RateLimitStore {
   const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
-  if (!redis.redisUrl) return memory;
+  if (!redis.redisTarget) return memory;
   return new RedisRateLimitStore(clock, memory, {
-    url: redis.redisUrl,
+    target: redis.redisTarget,
     prefix: config.rateLimitPrefix,
     commandTimeoutMs: redis.redisCommandTimeoutMs,
     connectTimeoutMs: redis.redisConnectTimeoutMs,
@@ -28,7 +28,7 @@ export function createRateLimitStore(
   });
 }
 
-/** The counters: Redis with REDIS_URL, else process memory. */
+/** The counters: Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS), else process memory. */
 @Module({
   providers: [{ provide: RateLimitStore, inject: [rateLimitConfig.token, redisConfig.token, Clock, MetricsService], useFactory: createRateLimitStore }],
   exports: [RateLimitStore],
