@@ -15,7 +15,14 @@ export interface RedisNode {
 export type RedisTarget =
   | { kind: 'single'; url: string }
   | { kind: 'cluster'; nodes: RedisNode[]; username?: string; password?: string }
-  | { kind: 'sentinel'; sentinels: RedisNode[]; name: string; username?: string; password?: string; sentinelPassword?: string };
+  | {
+      kind: 'sentinel';
+      sentinels: RedisNode[];
+      name: string;
+      username?: string;
+      password?: string;
+      sentinelPassword?: string;
+    };
 
 /** The Redis shared by the instances (rate limits; readiness checks it). */
 export const redisConfig = defineConfig('redis', (env) => {
@@ -34,14 +41,22 @@ export type RedisConfig = ConfigOf<typeof redisConfig>;
 function redisTarget(env: Env, redisUrl: string | undefined): RedisTarget | undefined {
   const clusterNodes = optional(env, 'REDIS_CLUSTER_NODES');
   const sentinels = optional(env, 'REDIS_SENTINELS');
-  const given = [redisUrl && 'REDIS_URL', clusterNodes && 'REDIS_CLUSTER_NODES', sentinels && 'REDIS_SENTINELS'].filter(Boolean);
-  if (given.length > 1) throw new ConfigError(`REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive, got ${given.join(' and ')}`);
+  const given = [redisUrl && 'REDIS_URL', clusterNodes && 'REDIS_CLUSTER_NODES', sentinels && 'REDIS_SENTINELS'].filter(
+    Boolean,
+  );
+  if (given.length > 1)
+    throw new ConfigError(
+      `REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive, got ${given.join(' and ')}`,
+    );
   const credentials = { username: optional(env, 'REDIS_USERNAME'), password: optional(env, 'REDIS_PASSWORD') };
   if (clusterNodes) return { kind: 'cluster', nodes: nodeList('REDIS_CLUSTER_NODES', clusterNodes), ...credentials };
   if (sentinels) {
     const nodes = nodeList('REDIS_SENTINELS', sentinels);
     const name = optional(env, 'REDIS_SENTINEL_NAME');
-    if (!name) throw new ConfigError('REDIS_SENTINEL_NAME must name the master group the sentinels watch (their "sentinel monitor" name)');
+    if (!name)
+      throw new ConfigError(
+        'REDIS_SENTINEL_NAME must name the master group the sentinels watch (their "sentinel monitor" name)',
+      );
     return {
       kind: 'sentinel',
       sentinels: nodes,
@@ -58,7 +73,8 @@ function nodeList(name: string, raw: string): RedisNode[] {
   return raw.split(',').map((entry) => {
     const m = /^\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})\s*$/.exec(entry);
     const port = Number(m?.[2]);
-    if (!m || port < 1 || port > 65535) throw new ConfigError(`${name} must be a comma-separated list of host:port, got "${entry.trim()}"`);
+    if (!m || port < 1 || port > 65535)
+      throw new ConfigError(`${name} must be a comma-separated list of host:port, got "${entry.trim()}"`);
     return { host: m[1].replace(/^\[|\]$/g, ''), port };
   });
 }

@@ -19,13 +19,15 @@ export function createRateLimitStore(
 ): RateLimitStore {
   const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
   if (!redis.redisTarget) return memory;
-  return new RedisRateLimitStore(clock, memory, {
+  const store = new RedisRateLimitStore(clock, memory, {
     target: redis.redisTarget,
     prefix: config.rateLimitPrefix,
     commandTimeoutMs: redis.redisCommandTimeoutMs,
     connectTimeoutMs: redis.redisConnectTimeoutMs,
     onError: () => metrics?.redisError('rate-limit'),
   });
+  metrics?.rateLimitSharing(() => store.shared);
+  return store;
 }
 
 /** The counters: Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS), else process memory. */

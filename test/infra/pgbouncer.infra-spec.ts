@@ -29,7 +29,12 @@ describe(`the service behind PgBouncer in transaction mode (${pgbouncerVersion()
     bouncer = await startPgbouncer(db.env.DATABASE_URL, { poolSize: 4 });
     const name = new URL(db.env.DATABASE_URL).pathname.slice(1);
     pooledUrl = `${bouncer.host}${name}?pgbouncer=true`;
-    const env = { ...db.env, DATABASE_URL: pooledUrl, DIRECT_URL: db.env.DATABASE_URL, DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) };
+    const env = {
+      ...db.env,
+      DATABASE_URL: pooledUrl,
+      DIRECT_URL: db.env.DATABASE_URL,
+      DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+    };
     // The migrate command, as a deployment runs it: through DIRECT_URL (it sets the statement timeout for the pooled role).
     await migratePostgres(loadConfig(env).database, () => {});
     apiKey = (await issueApiKeyIn(db)).key;
@@ -51,9 +56,16 @@ describe(`the service behind PgBouncer in transaction mode (${pgbouncerVersion()
   it('answers lists, gets, creates and idempotent creates from 32 concurrent clients without an error', async () => {
     const auth = { Authorization: `Bearer ${apiKey}` };
     const json = { ...auth, 'Content-Type': 'application/json' };
-    const seed = await fetch(`${svc.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'seed', categoryId: 1 }) });
+    const seed = await fetch(`${svc.url}/v1/pets`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'seed', categoryId: 1 }),
+    });
     const seedText = await seed.text();
-    expect({ status: seed.status, body: seedText }).toEqual({ status: 201, body: expect.stringContaining('"name":"seed"') });
+    expect({ status: seed.status, body: seedText }).toEqual({
+      status: 201,
+      body: expect.stringContaining('"name":"seed"'),
+    });
     const seedId = /"id":(\d+)/.exec(seedText)?.[1];
     const failures: string[] = [];
     let sent = 0;
@@ -77,7 +89,15 @@ describe(`the service behind PgBouncer in transaction mode (${pgbouncerVersion()
           break;
         }
         case 2:
-          await check(await fetch(`${svc.url}/v1/pets`, { method: 'POST', headers: json, body: JSON.stringify({ name: `p${i}`, categoryId: 1 }) }), 201, 'create');
+          await check(
+            await fetch(`${svc.url}/v1/pets`, {
+              method: 'POST',
+              headers: json,
+              body: JSON.stringify({ name: `p${i}`, categoryId: 1 }),
+            }),
+            201,
+            'create',
+          );
           break;
         default: {
           // Each key is used several times: the first creates, the others replay (or meet it in flight: 409).
@@ -109,7 +129,9 @@ describe(`the service behind PgBouncer in transaction mode (${pgbouncerVersion()
     const sql = new pg.Client({ connectionString: db.env.DATABASE_URL });
     await sql.connect();
     try {
-      const rows = (await sql.query<{ n: string }>(`SELECT count(*) AS n FROM pets WHERE name LIKE 'idem-%' GROUP BY name`)).rows;
+      const rows = (
+        await sql.query<{ n: string }>(`SELECT count(*) AS n FROM pets WHERE name LIKE 'idem-%' GROUP BY name`)
+      ).rows;
       expect(rows.map((r) => Number(r.n))).toEqual(idempotencyKeys.map(() => 1));
     } finally {
       await sql.end();
@@ -124,7 +146,9 @@ describe(`the service behind PgBouncer in transaction mode (${pgbouncerVersion()
     const client = new pg.Client({ connectionString: pooledUrl.replace('?pgbouncer=true', '') });
     await client.connect();
     try {
-      expect((await client.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0].statement_timeout).toBe(`${STATEMENT_TIMEOUT_MS}ms`);
+      expect(
+        (await client.query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0].statement_timeout,
+      ).toBe(`${STATEMENT_TIMEOUT_MS}ms`);
       await expect(client.query('SELECT pg_sleep(60)')).rejects.toMatchObject({ code: '57014' });
     } finally {
       await client.end();

@@ -73,7 +73,10 @@ function failoverSuite(start: () => Promise<Topology>) {
   it('is ready with Redis up, and both instances share exact counts', async () => {
     for (const instance of instances) {
       const res = await fetch(`${instance.url}/readyz`);
-      expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: expect.stringContaining('"redis":{"status":"up"}') });
+      expect({ status: res.status, body: await res.text() }).toEqual({
+        status: 200,
+        body: expect.stringContaining('"redis":{"status":"up"}'),
+      });
     }
     expect(await sharedCounts()).toEqual(exact);
   });
@@ -86,7 +89,11 @@ function failoverSuite(start: () => Promise<Topology>) {
     let sent = 0;
     const workers = Array.from({ length: 16 }, async (_, w) => {
       while (!stopping) {
-        const answer = await send(instances[w % 2].url, key).catch((err: Error) => ({ status: 0, remaining: null, body: err.message }));
+        const answer = await send(instances[w % 2].url, key).catch((err: Error) => ({
+          status: 0,
+          remaining: null,
+          body: err.message,
+        }));
         sent += 1;
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         if (answer.status !== 200 && samples.length < 5) samples.push(`${answer.status} ${answer.body}`);
@@ -108,16 +115,27 @@ function failoverSuite(start: () => Promise<Topology>) {
       stopping = true;
       await Promise.all(workers);
     }
-    console.log(`[infra] ${topology.name} failover: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(
+      `[infra] ${topology.name} failover: ${sent} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`,
+    );
     expect(samples).toEqual([]);
     expect([...statuses.keys()]).toEqual([200]);
     expect(await sharedCounts()).toEqual(exact);
     // Readiness's own connection finds the new master too.
     for (const instance of instances) {
-      await waitFor(async () => (await fetch(`${instance.url}/readyz`).then((r) => r.text())).includes('"redis":{"status":"up"}'), {
-        what: 'readiness to report Redis up again',
-      }).catch((err: Error) => {
-        throw new Error(`${err.message}\n${instance.output().split('\n').filter((l) => !l.includes('request completed')).join('\n')}`);
+      await waitFor(
+        async () => (await fetch(`${instance.url}/readyz`).then((r) => r.text())).includes('"redis":{"status":"up"}'),
+        {
+          what: 'readiness to report Redis up again',
+        },
+      ).catch((err: Error) => {
+        throw new Error(
+          `${err.message}\n${instance
+            .output()
+            .split('\n')
+            .filter((l) => !l.includes('request completed'))
+            .join('\n')}`,
+        );
       });
     }
   }, 120_000);
@@ -132,7 +150,11 @@ describe('two instances on a Redis Cluster (3 masters, 3 replicas)', () => {
       async failover(hashTag) {
         const master = await cluster.masterOf(hashTag);
         await cluster.kill(master);
-        await waitFor(async () => (await cluster.masterOf(hashTag)) !== master, { what: 'a replica to take over the slot', timeoutMs: 60_000, intervalMs: 100 });
+        await waitFor(async () => (await cluster.masterOf(hashTag)) !== master, {
+          what: 'a replica to take over the slot',
+          timeoutMs: 60_000,
+          intervalMs: 100,
+        });
         await clusterRecovered(cluster);
       },
       stop: () => cluster.stop(),

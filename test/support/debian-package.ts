@@ -15,15 +15,25 @@ export function findOrInstall(binary: string, pkg: string): string {
   let found = find();
   if (found === '') {
     try {
-      execFileSync('sh', ['-c', `DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${pkg} || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${pkg})`], {
-        stdio: 'ignore',
-        timeout: 300_000,
-      });
+      execFileSync(
+        'sh',
+        [
+          '-c',
+          `DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${pkg} || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${pkg})`,
+        ],
+        {
+          stdio: 'ignore',
+          timeout: 300_000,
+        },
+      );
     } catch {
       // reported below
     }
     found = find();
   }
-  if (found === '') throw new Error(`${binary} is not installed and could not be installed: \`apt-get install -y ${pkg}\`, then run again`);
+  if (found === '')
+    throw new Error(
+      `${binary} is not installed and could not be installed: \`apt-get install -y ${pkg}\`, then run again`,
+    );
   return found;
 }

@@ -25,7 +25,10 @@ export function pgbouncerVersion(): string {
  * `serverUrl`, on a free loopback port. PgBouncer refuses to run as root: as root it is started
  * as `postgres`. No `ignore_startup_parameters`: a client that sends one it refuses fails.
  */
-export async function startPgbouncer(serverUrl: string, options: { poolSize?: number } = {}): Promise<RunningPgbouncer> {
+export async function startPgbouncer(
+  serverUrl: string,
+  options: { poolSize?: number } = {},
+): Promise<RunningPgbouncer> {
   const bin = findOrInstall('pgbouncer', 'pgbouncer');
   const server = new URL(serverUrl);
   const user = decodeURIComponent(server.username) || 'postgres';
@@ -81,7 +84,9 @@ export async function startPgbouncer(serverUrl: string, options: { poolSize?: nu
     log,
     async stop() {
       if (alive()) process.kill(pid, 'SIGTERM');
-      await waitFor(() => !alive(), { what: `pgbouncer (pid ${pid}) to exit` }).catch(() => process.kill(pid, 'SIGKILL'));
+      await waitFor(() => !alive(), { what: `pgbouncer (pid ${pid}) to exit` }).catch(() =>
+        process.kill(pid, 'SIGKILL'),
+      );
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -19,7 +19,9 @@ export interface RedisProcess {
 /** Runs a redis-cli command against a node; its trimmed output. */
 export async function redisCli(port: number, password: string | undefined, ...args: string[]): Promise<string> {
   const auth = password ? ['-a', password, '--no-auth-warning'] : [];
-  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...auth, ...args], { timeout: 10_000 });
+  const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...auth, ...args], {
+    timeout: 10_000,
+  });
   return stdout.trim();
 }
 
@@ -34,7 +36,20 @@ async function startProcess(dir: string, args: string[], port: number): Promise<
 }
 
 function dataNodeArgs(port: number, password: string): string[] {
-  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', password, '--masterauth', password];
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--requirepass',
+    password,
+    '--masterauth',
+    password,
+  ];
 }
 
 export interface RunningRedisCluster {
@@ -78,16 +93,29 @@ export async function startRedisCluster(): Promise<RunningRedisCluster> {
       const port = await freePort();
       const args = [
         ...dataNodeArgs(port, password),
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', path.join(dir, `nodes-${port}.conf`),
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(dir, `nodes-${port}.conf`),
         // Failover within a second or two of a master's death.
-        '--cluster-node-timeout', '1000',
+        '--cluster-node-timeout',
+        '1000',
       ];
       nodes.push(await startProcess(dir, args, port));
     }
     await run(
       'redis-cli',
-      ['-a', password, '--no-auth-warning', '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'],
+      [
+        '-a',
+        password,
+        '--no-auth-warning',
+        '--cluster',
+        'create',
+        ...nodes.map((n) => `127.0.0.1:${n.port}`),
+        '--cluster-replicas',
+        '1',
+        '--cluster-yes',
+      ],
       { timeout: 60_000 },
     );
     await clusterSettled(nodes, password);
@@ -103,7 +131,11 @@ export async function startRedisCluster(): Promise<RunningRedisCluster> {
     async masterOf(key: string) {
       const port = live()[0].port;
       const slot = Number(await redisCli(port, password, 'cluster', 'keyslot', key));
-      const slots = JSON.parse(await redisCli(port, password, '--json', 'cluster', 'slots')) as [number, number, [string, number, string]][];
+      const slots = JSON.parse(await redisCli(port, password, '--json', 'cluster', 'slots')) as [
+        number,
+        number,
+        [string, number, string],
+      ][];
       const range = slots.find(([from, to]) => from <= slot && slot <= to);
       if (!range) throw new Error(`no node serves slot ${slot}`);
       return range[2][1];
@@ -152,7 +184,11 @@ export async function startRedisSentinel(): Promise<RunningRedisSentinel> {
     const master = await startProcess(dir, dataNodeArgs(masterPort, password), masterPort);
     all.push(master);
     const replicaPort = await freePort();
-    const replica = await startProcess(dir, [...dataNodeArgs(replicaPort, password), '--replicaof', '127.0.0.1', String(masterPort)], replicaPort);
+    const replica = await startProcess(
+      dir,
+      [...dataNodeArgs(replicaPort, password), '--replicaof', '127.0.0.1', String(masterPort)],
+      replicaPort,
+    );
     all.push(replica);
     const sentinels: RedisProcess[] = [];
     for (let i = 0; i < 3; i++) {
@@ -197,7 +233,9 @@ export async function startRedisSentinel(): Promise<RunningRedisSentinel> {
       sentinelsEnv: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','),
       async masterPort() {
         const live = sentinels.find((s) => !s.watched.done()) ?? sentinels[0];
-        return Number((await redisCli(live.port, undefined, 'sentinel', 'get-master-addr-by-name', name)).split('\n')[1]);
+        return Number(
+          (await redisCli(live.port, undefined, 'sentinel', 'get-master-addr-by-name', name)).split('\n')[1],
+        );
       },
       stop,
     };
