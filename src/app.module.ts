@@ -15,6 +15,7 @@ import { DeprecationHeadersGuard } from './pets/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
 
 export interface AppModuleOptions {
   /** Configuration to use instead of process.env (tests). */
@@ -39,6 +40,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule,
+        TracingModule,
         MetricsModule.forRoot(config.metrics),
         PrismaModule,
         AuthModule,

@@ -40,6 +40,11 @@ describe('loadConfig', () => {
     ['DIRECT_URL', 'http://db/x'],
     ['REDIS_CLUSTER_NODES', 'redis-1:7000,redis-2'],
     ['REDIS_SENTINELS', 'sentinel-1'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317'],
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
+    ['OTEL_TRACES_SAMPLER', 'sometimes'],
+    ['OTEL_TRACES_SAMPLER_ARG', '1.5'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'novalue'],
     ['TRUST_PROXY', 'yes please!'],
   ])('stops on a bad %s (%s) with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
@@ -75,6 +80,27 @@ describe('loadConfig', () => {
     });
     expect(loadConfig({}).redis.redisTarget).toBeUndefined();
     expect(() => loadConfig({ REDIS_URL: 'redis://r', REDIS_CLUSTER_NODES: 'r1:7000' })).toThrow(/^REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive/);
+  });
+
+  it('reads OpenTelemetry from the standard OTEL_* variables: off without an endpoint', () => {
+    expect(loadConfig({}).tracing).toMatchObject({ otlpTracesEndpoint: undefined, sampler: 'parentbased_always_on', samplerRatio: 1 });
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-team=pets',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.01',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=staging',
+      }).tracing,
+    ).toMatchObject({
+      otlpTracesEndpoint: 'http://collector:4318/v1/traces',
+      otlpHeaders: { authorization: 'Bearer abc', 'x-team': 'pets' },
+      sampler: 'parentbased_traceidratio',
+      samplerRatio: 0.01,
+      resourceAttributes: { 'deployment.environment': 'staging' },
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/traces' }).tracing.otlpTracesEndpoint).toBe('http://c:4318/traces');
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing.otlpTracesEndpoint).toBeUndefined();
   });
 
   it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {

@@ -2,6 +2,7 @@ import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { RedisTarget } from '../config/redis.config.js';
 import { connectRedis, type RedisConnection } from '../redis/redis-connection.js';
+import { inClientSpan } from '../tracing/tracing.js';
 import type { Clock } from '../time/clock.js';
 import type { MemoryRateLimitStore } from './memory.store.js';
 import { counterName, RateLimitStore } from './rate-limit.store.js';
@@ -308,7 +309,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       LEASE_HEADROOM,
       ...request.windows.flatMap((w) => [w.limit, windowReset(request.nowMs, w.ttlMs)]),
     ];
-    return (this.redis as RedisConnection & WithRateLimitScript).rateLimit(keys.length, ...keys, ...args);
+    return inClientSpan('EVALSHA', { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' }, () =>
+      (this.redis as RedisConnection & WithRateLimitScript).rateLimit(keys.length, ...keys, ...args),
+    );
   }
 
   /**
