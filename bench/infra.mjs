@@ -19,7 +19,7 @@
 //   BENCH_SETUPS       comma-separated: direct,pgbouncer,tracing100,tracing1,cluster,sentinel (all)
 //   BENCH_SCENARIOS    comma-separated: listPets,createPet (both)
 // Needs pgbouncer (Debian's package: apt-get install -y pgbouncer) and redis-server/redis-cli.
-/* global fetch, AbortSignal, setTimeout */
+/* global fetch, AbortSignal */
 import autocannon from 'autocannon';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,7 +29,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
