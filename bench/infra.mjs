@@ -81,6 +81,20 @@ async function freePort() {
   return port;
 }
 
+/** A free port whose cluster bus port (the port + 10000) is free too. */
+async function freeClusterPort() {
+  for (;;) {
+    const port = await freePort();
+    if (port > 55_000) continue;
+    const bus = net.createServer();
+    const free = await new Promise((r) => {
+      bus.once('error', () => r(false));
+      bus.listen(port + 10_000, '127.0.0.1', () => bus.close(() => r(true)));
+    });
+    if (free) return port;
+  }
+}
+
 async function until(what, check, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -222,7 +236,7 @@ async function startCluster() {
   const dir = tempDir('cluster');
   const ports = [];
   for (let i = 0; i < 6; i++) {
-    const port = await freePort();
+    const port = await freeClusterPort();
     ports.push(port);
     await redisServer(dir, port, ['--requirepass', password, '--masterauth', password, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]);
   }

@@ -1,5 +1,6 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +24,20 @@ export async function redisCli(port: number, password: string | undefined, ...ar
     timeout: 10_000,
   });
   return stdout.trim();
+}
+
+/** A free port whose cluster bus port (the port + 10000, which must exist) is free too. */
+async function freeClusterPort(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port > 55_000) continue;
+    const bus = net.createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      bus.once('error', () => resolve(false));
+      bus.listen(port + 10_000, '127.0.0.1', () => bus.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
 }
 
 async function startProcess(dir: string, args: string[], port: number): Promise<RedisProcess> {
@@ -90,7 +105,7 @@ export async function startRedisCluster(): Promise<RunningRedisCluster> {
   };
   try {
     for (let i = 0; i < 6; i++) {
-      const port = await freePort();
+      const port = await freeClusterPort();
       const args = [
         ...dataNodeArgs(port, password),
         '--cluster-enabled',
