@@ -14,6 +14,7 @@ import { ShutdownService } from './lifecycle/shutdown.service.js';
 import { AppLogger } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { mountOpenApi } from './openapi/openapi.js';
+import { endRequestSpan } from './tracing/tracing.js';
 
 /**
  * Settings of the HTTP application that are not Nest providers: the same function serves
@@ -38,15 +39,20 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
         metrics.requestFinished(req, res, durationMs);
         const recorded = recordedContext(req);
         if (recorded?.databaseError) metrics.databaseError(recorded.databaseError);
+        const route = routeTemplate(req);
+        const status = res.writableFinished ? res.statusCode : undefined;
+        const keyId = recorded?.admission?.principal?.keyId;
+        if (recorded?.span) endRequestSpan(recorded.span, req.method, route, status, keyId);
         logger.access({
           requestId: req.id as string,
+          traceId: recorded?.span?.spanContext().traceId,
           method: req.method,
-          route: routeTemplate(req),
+          route,
           url: req.originalUrl ?? req.url,
-          status: res.writableFinished ? res.statusCode : undefined,
+          status,
           durationMs: Math.round(durationMs * 100) / 100,
           ip: req.ip,
-          keyId: recorded?.admission?.principal?.keyId,
+          keyId,
         });
       },
     ),

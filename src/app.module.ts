@@ -13,6 +13,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { DeprecationHeadersGuard } from './pets/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
 
 export interface AppModuleOptions {
   /** Configuration to use instead of process.env (tests). */
@@ -37,6 +38,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule,
+        TracingModule,
         MetricsModule.forRoot(config.metrics),
         PrismaModule,
         AdmissionModule,

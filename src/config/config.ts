@@ -34,6 +34,7 @@ import { redisConfig } from './redis.config.js';
 import { runtimeConfig } from './runtime.config.js';
 import { serverConfig } from './server.config.js';
 import { shutdownConfig } from './shutdown.config.js';
+import { tracingConfig } from './tracing.config.js';
 
 export { ConfigError, redactUrl } from './env.js';
 
@@ -51,6 +52,7 @@ export const CONFIG_SLICES = {
   metrics: metricsConfig,
   cors: corsConfig,
   apiKeys: apiKeysConfig,
+  tracing: tracingConfig,
 };
 
 /** The whole configuration, one validated slice per concern. */

@@ -8,6 +8,7 @@ import { migratePostgres } from './pg-database.js';
  * container image): applies pending migrations to DATABASE_URL, or to the embedded database
  * in DATA_DIR when DATABASE_URL is unset, then exits. Deployments run it once as its own job
  * before rolling out the app; the migrator's advisory lock makes concurrent runs safe.
+ * Through DIRECT_URL when set (PostgreSQL itself when DATABASE_URL goes through a pooler).
  * Exit status: 0 done, 1 failed, 78 bad configuration.
  */
 async function main(): Promise<number> {
@@ -17,7 +18,7 @@ async function main(): Promise<number> {
   let result: MigrationResult;
   try {
     if (config.databaseUrl) {
-      log(`migrating PostgreSQL at ${describeUrl(config.databaseUrl)} from ${config.migrationsDir}`);
+      log(`migrating PostgreSQL at ${describeUrl(config.directUrl ?? config.databaseUrl)} from ${config.migrationsDir}`);
       result = await migratePostgres(config, log);
     } else {
       log(`DATABASE_URL is not set: migrating the embedded database in ${config.dataDir} from ${config.migrationsDir}`);

@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import type { DatabaseConfig } from '../config/database.config.js';
+import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
 import type { Database, PreparedRead } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
 import { poolConfig, QueryWatch, queryLimitMs, resilientPool, withPoolClient } from './pool.js';
@@ -29,6 +29,9 @@ export function openPostgres(config: DatabaseConfig): Database {
   const pool = resilientPool(settings, watch);
   // A separate small pool for health checks keeps readiness honest when the main pool is busy.
   const healthPool = resilientPool({ ...settings, max: 1 }, watch);
+  // A pooler in transaction mode hands each statement any server connection, where a named
+  // statement may be missing or already exist: there the reads go unnamed, as Prisma's are.
+  const named = !config.dbPooler;
   return {
     kind: 'postgres',
     adapter: new PrismaPg(pool, {
@@ -38,7 +41,7 @@ export function openPostgres(config: DatabaseConfig): Database {
     read: async <T>(statement: PreparedRead, params: readonly unknown[]) =>
       (
         await pool.query<T & pg.QueryResultRow>({
-          name: statement.name,
+          name: named ? statement.name : undefined,
           text: statement.text,
           values: params as unknown[],
           types: INT8_RESULTS,
@@ -52,16 +55,42 @@ export function openPostgres(config: DatabaseConfig): Database {
   };
 }
 
-/** Applies migrations to DATABASE_URL on one dedicated connection (the migrate command). */
+/**
+ * Applies migrations on one dedicated connection (the migrate command): to DIRECT_URL when set,
+ * else DATABASE_URL. Behind a pooler DIRECT_URL is required (the migrator holds a session's
+ * advisory lock, which transaction pooling cannot keep), and the statement timeout is set as
+ * the pooled role's default in the database.
+ */
 export async function migratePostgres(config: DatabaseConfig, log: (msg: string) => void): Promise<MigrationResult> {
+  if (config.dbPooler && !config.directUrl) {
+    throw new Error('DATABASE_URL has pgbouncer=true: set DIRECT_URL to PostgreSQL itself for the migrate command');
+  }
   const client = new pg.Client({
-    connectionString: config.databaseUrl,
+    connectionString: driverUrl(config.directUrl ?? config.databaseUrl ?? ''),
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
   });
   await client.connect();
   try {
-    return await migrate(pgClientRunner(client), config.migrationsDir, log);
+    const result = await migrate(pgClientRunner(client), config.migrationsDir, log);
+    if (config.dbPooler) await poolerStatementTimeout(client, config, log);
+    return result;
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Makes DB_STATEMENT_TIMEOUT_MS the default of DATABASE_URL's role in this database, so that
+ * every server connection a pooler opens for the service starts with it (a startup parameter
+ * would be refused, and a SET would leak to the pooler's other clients). Scoped to the one
+ * database, so the role keeps its settings elsewhere. Connections the pooler already holds keep
+ * their old value until it replaces them (server_lifetime).
+ */
+async function poolerStatementTimeout(client: pg.Client, config: DatabaseConfig, log: (msg: string) => void): Promise<void> {
+  const user = decodeURIComponent(new URL(config.databaseUrl ?? '').username);
+  const role = user === '' ? 'CURRENT_USER' : client.escapeIdentifier(user);
+  const { rows } = await client.query<{ db: string }>('SELECT current_database() AS db');
+  const timeout = `${config.dbStatementTimeoutMs}ms`;
+  await client.query(`ALTER ROLE ${role} IN DATABASE ${client.escapeIdentifier(rows[0].db)} SET statement_timeout = ${client.escapeLiteral(timeout)}`);
+  log(`statement_timeout of ${user || 'the current role'} in ${rows[0].db}: ${timeout} (DATABASE_URL goes through a pooler)`);
 }

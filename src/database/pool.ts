@@ -1,14 +1,20 @@
 import pg from 'pg';
-import type { DatabaseConfig } from '../config/database.config.js';
+import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
 import { InFlight } from '../lifecycle/in-flight.js';
+import { endClientSpan, startClientSpan } from '../tracing/tracing.js';
 
-/** The pool settings of DATABASE_URL: size, and bounds on connecting and on every query. */
+/**
+ * The pool settings of DATABASE_URL: size, and bounds on connecting and on every query.
+ * Behind a pooler (`pgbouncer=true`) statement_timeout is not a startup parameter, which
+ * PgBouncer refuses: the migrate command makes it the role's default in the database instead
+ * (pg-database.ts, poolerStatementTimeout).
+ */
 export function poolConfig(config: DatabaseConfig): pg.PoolConfig {
   return {
-    connectionString: config.databaseUrl,
+    connectionString: driverUrl(config.databaseUrl ?? ''),
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
-    statement_timeout: config.dbStatementTimeoutMs,
+    statement_timeout: config.dbPooler ? undefined : config.dbStatementTimeoutMs,
     // The server enforces statement_timeout, but a server that has gone silent (a network
     // partition drops packets, no reset) cannot: the pool's QueryWatch bounds every query on the
     // client side at this plus a second ("Query read timeout", a 503), so no request waits for
@@ -111,27 +117,51 @@ function watchedClient(watch: QueryWatch): typeof pg.Client {
     ) {
       return send.call(this, config, values, callback);
     }
+    const span = querySpan(config);
     const cb = (typeof values === 'function' ? values : callback) as QueryCallback | undefined;
     if (cb !== undefined) {
-      const watched = watch.start((err) => cb(err));
+      const watched = watch.start((err) => {
+        if (span) endClientSpan(span, err);
+        cb(err);
+      });
       const done: QueryCallback = (err, result) => {
-        if (watch.settle(watched)) cb(err, result);
+        if (!watch.settle(watched)) return;
+        if (span) endClientSpan(span, err);
+        cb(err, result);
       };
       return typeof values === 'function' ? send.call(this, config, done) : send.call(this, config, values, done);
     }
     return new Promise((resolve, reject) => {
-      const watched = watch.start(reject);
+      const watched = watch.start((err) => {
+        if (span) endClientSpan(span, err);
+        reject(err);
+      });
       (send.call(this, config, values) as Promise<unknown>).then(
         (result) => {
-          if (watch.settle(watched)) resolve(result);
+          if (!watch.settle(watched)) return;
+          if (span) endClientSpan(span);
+          resolve(result);
         },
         (err: unknown) => {
-          if (watch.settle(watched)) reject(err as Error);
+          if (!watch.settle(watched)) return;
+          if (span) endClientSpan(span, err);
+          reject(err as Error);
         },
       );
     });
   };
   return WatchedClient;
+}
+
+/**
+ * The trace span of a query, under the request being served (undefined while tracing is off):
+ * named for its operation, with its parameterised text (never the values).
+ */
+function querySpan(config: unknown) {
+  const text = typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text as string | undefined);
+  if (typeof text !== 'string') return undefined;
+  const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
+  return startClientSpan(operation, { 'db.system.name': 'postgresql', 'db.operation.name': operation, 'db.query.text': text });
 }
 
 /**

@@ -1,18 +1,18 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Redis } from 'ioredis';
 import { healthConfig, type HealthConfig } from '../config/health.config.js';
 import { redisConfig, type RedisConfig } from '../config/redis.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { connectRedis, type RedisConnection } from '../redis/redis-connection.js';
 
 /**
- * Readiness's own connection to REDIS_URL (the rate limiter has its own): connected at start,
+ * Readiness's own connection to Redis (the rate limiter has its own): connected at start,
  * reconnecting in the background, and failing a ping at once while disconnected instead of
  * queueing it, so readiness answers within READINESS_TIMEOUT_MS whatever Redis does.
  */
 @Injectable()
 export class RedisHealth implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Readiness');
-  private readonly client?: Redis;
+  private readonly client?: RedisConnection;
   private lastError?: string;
 
   constructor(
@@ -20,8 +20,8 @@ export class RedisHealth implements OnModuleInit, OnApplicationShutdown {
     @Inject(healthConfig.token) health: HealthConfig,
     private readonly metrics: MetricsService,
   ) {
-    if (!config.redisUrl) return;
-    this.client = new Redis(config.redisUrl, {
+    if (!config.redisTarget) return;
+    this.client = connectRedis(config.redisTarget, {
       lazyConnect: true,
       connectionName: 'animal-store-readiness',
       connectTimeout: config.redisConnectTimeoutMs,

@@ -6,6 +6,8 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorsConfig } from '../config/cors.config.js';
 import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
+import { startRequestSpan, withSpan } from '../tracing/tracing.js';
+import { requestContext } from './request-context.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**
@@ -120,7 +122,12 @@ export function requestEdge(onStart: () => void, onFinished: RequestFinished) {
     applyHeaders(res, headers.forPath(req.path));
     onStart();
     res.once('close', () => onFinished(req, res, performance.now() - startedAt));
-    next();
+    const span = startRequestSpan(req.method, req.headers);
+    if (span === undefined) return next();
+    requestContext(req).span = span;
+    // A sampled request's handling runs with its span active, so its queries are its children.
+    if (span.isRecording()) withSpan(span, next);
+    else next();
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { Request } from 'express';
 
 /** Who sent a request, once its API key is verified (the auth feature's Principal is one). */
@@ -31,6 +32,8 @@ export interface RequestContext {
   admission?: RequestAdmission;
   /** Set by the exception filter when the request failed on the database. */
   databaseError?: DatabaseErrorKind;
+  /** The request's trace span, while tracing is on (set by the request edge). */
+  span?: Span;
 }
 
 const CONTEXT = Symbol('animal-store.request-context');

@@ -23,6 +23,8 @@ function bounded(text: string): string {
 /** What the access log says about one finished (or abandoned) request. */
 export interface AccessRecord {
   requestId: string;
+  /** The request's trace id, while tracing is on. */
+  traceId?: string;
   method: string;
   route: string;
   url: string;
@@ -86,7 +88,9 @@ export class AppLogger {
     }
     let line =
       `{"level":"${level}","time":"${new Date().toISOString()}"${this.prefix}` +
-      `,"requestId":${quote(record.requestId)},"method":${quote(record.method)},"route":${quote(record.route)}` +
+      `,"requestId":${quote(record.requestId)}` +
+      (record.traceId === undefined ? '' : `,"traceId":"${record.traceId}"`) +
+      `,"method":${quote(record.method)},"route":${quote(record.route)}` +
       `,"url":${quote(bounded(record.url))}`;
     if (record.status !== undefined) line += `,"status":${record.status}`;
     line += `,"durationMs":${record.durationMs}`;

@@ -105,6 +105,21 @@ export class MetricsService {
     this.redisErrors.inc({ source });
   }
 
+  /**
+   * Reports, at every scrape, whether rate limits are counted in Redis (1) or per instance while
+   * Redis cannot answer (0): `rate_limit_redis_shared`, present only when Redis is configured.
+   */
+  rateLimitSharing(shared: () => boolean): void {
+    new Gauge({
+      name: 'rate_limit_redis_shared',
+      help: 'Whether rate-limit counters are shared through Redis (1) or counted per instance because Redis cannot answer (0).',
+      registers: [this.registry],
+      collect() {
+        this.set(shared() ? 1 : 0);
+      },
+    });
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }

@@ -16,17 +16,19 @@ export function createRateLimitStore(
   metrics?: MetricsService,
 ): RateLimitStore {
   const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
-  if (!redis.redisUrl) return memory;
-  return new RedisRateLimitStore(clock, memory, {
-    url: redis.redisUrl,
+  if (!redis.redisTarget) return memory;
+  const store = new RedisRateLimitStore(clock, memory, {
+    target: redis.redisTarget,
     prefix: config.rateLimitPrefix,
     commandTimeoutMs: redis.redisCommandTimeoutMs,
     connectTimeoutMs: redis.redisConnectTimeoutMs,
     onError: () => metrics?.redisError('rate-limit'),
   });
+  metrics?.rateLimitSharing(() => store.shared);
+  return store;
 }
 
-/** The counters: Redis with REDIS_URL, else process memory. */
+/** The counters: Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS), else process memory. */
 @Module({
   providers: [{ provide: RateLimitStore, inject: [rateLimitConfig.token, redisConfig.token, Clock, MetricsService], useFactory: createRateLimitStore }],
   exports: [RateLimitStore],

@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import type { RedisTarget } from '../config/redis.config.js';
+import { connectRedis, type RedisConnection } from '../redis/redis-connection.js';
+import { inClientSpan } from '../tracing/tracing.js';
 import type { Clock } from '../time/clock.js';
 import type { MemoryRateLimitStore } from './memory.store.js';
 import { counterName, RateLimitStore } from './rate-limit.store.js';
@@ -101,7 +102,10 @@ end
 return {1, 0, unpack(counts)}
 `;
 
-export const RATE_LIMIT_SCRIPT_SHA = createHash('sha1').update(RATE_LIMIT_SCRIPT).digest('hex');
+/** The script as a command of the connection (defineCommand), with its arguments as evaluate() gives them. */
+interface WithRateLimitScript {
+  rateLimit(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+}
 
 /** Extra lifetime of every key beyond its window, so instances whose clocks differ agree. */
 const EXPIRY_GRACE_MS = 5_000;
@@ -137,7 +141,8 @@ interface Lease {
 }
 
 export interface RedisStoreOptions {
-  url: string;
+  /** One server, a cluster or a sentinel-watched master. */
+  target: RedisTarget;
   /** Prefix of every key (namespaces deployments and test suites). */
   prefix: string;
   commandTimeoutMs: number;
@@ -157,8 +162,7 @@ const OUTCOMES: Outcome[] = ['allowed', 'limited', 'banned'];
  */
 export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('RateLimit');
-  private readonly redis: Redis;
-  private sha = RATE_LIMIT_SCRIPT_SHA;
+  private readonly redis: RedisConnection;
   private degraded = false;
   private started?: Promise<void>;
   private stopped?: Promise<void>;
@@ -175,7 +179,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     private readonly options: RedisStoreOptions,
   ) {
     super(clock);
-    this.redis = new Redis(options.url, {
+    this.redis = connectRedis(options.target, {
       lazyConnect: true,
       enableOfflineQueue: false,
       // Commands issued in the same event-loop turn (concurrent requests) go out in one write.
@@ -192,7 +196,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     });
     // Without a listener ioredis prints every failed reconnection attempt.
     this.redis.on('error', (err: Error) => this.markDown(err));
-    this.redis.on('ready', () => void this.loadScript());
+    // EVALSHA, and EVAL on a connection (a cluster's node, a new master) that has not run it yet:
+    // ioredis keeps track per socket, so a node that restarted or was promoted gets it again.
+    this.redis.defineCommand('rateLimit', { lua: RATE_LIMIT_SCRIPT });
   }
 
   /**
@@ -211,7 +217,6 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     });
     try {
       await Promise.race([this.redis.connect(), timeout]);
-      await this.loadScript();
     } catch (err) {
       this.markDown(err);
     } finally {
@@ -319,21 +324,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       Math.max(...request.windows.map((w) => w.ttlMs)),
       ...request.windows.flatMap((w) => [w.limit, windowStart(request.nowMs, w.ttlMs), windowReset(request.nowMs, w.ttlMs)]),
     ];
-    try {
-      return await this.redis.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      // A restarted or flushed Redis has forgotten the script: EVAL runs and caches it again.
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return await this.redis.eval(RATE_LIMIT_SCRIPT, keys.length, ...keys, ...args);
-    }
-  }
-
-  private async loadScript(): Promise<void> {
-    try {
-      this.sha = String(await this.redis.script('LOAD', RATE_LIMIT_SCRIPT));
-    } catch {
-      // EVALSHA answers NOSCRIPT and evaluate() falls back to EVAL.
-    }
+    return inClientSpan('EVALSHA', { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' }, () =>
+      (this.redis as RedisConnection & WithRateLimitScript).rateLimit(keys.length, ...keys, ...args),
+    );
   }
 
   /**

@@ -1,0 +1,455 @@
+// `npm run bench:infra`: the service on the infrastructure of issue 25, each setup beside the
+// direct one: PostgreSQL through Debian's PgBouncer (transaction mode, `pgbouncer=true`), rate
+// limits in a Redis Cluster (3 masters, 3 replicas) and behind Sentinel (master, replica, 3
+// sentinels), and traces exported over OTLP/HTTP at 100% and at 1% sampling (to a receiver in this
+// process that reads and discards them). One instance at a time, production settings (info access
+// logs to a file, Redis counters, metrics behind a token), on the Node running this script.
+//
+// Builds the service into .tmp/bench-infra-dist, creates and seeds a fresh database (10,000 pets),
+// issues an enterprise key, then for each setup starts its processes, loads the instance with
+// autocannon (listPets limit=20 and createPet), twice in alternating order, and prints requests,
+// errors and req/s beside direct. Writes JSON to bench/results/. Everything it starts is stopped
+// by its pid, and the database and temp directories are removed, also on failure.
+//
+// Environment (all optional):
+//   BENCH_DURATION     seconds of measured load per run (6), after 2 s of warm-up
+//   BENCH_CONNECTIONS  concurrent connections (32)
+//   BENCH_PG_URL       PostgreSQL for CREATE/DROP DATABASE (postgresql://postgres@127.0.0.1:5432/postgres)
+//   BENCH_REDIS_URL    the single Redis of the direct setup (redis://127.0.0.1:6379)
+//   BENCH_SETUPS       comma-separated: direct,pgbouncer,tracing100,tracing1,cluster,sentinel (all)
+//   BENCH_SCENARIOS    comma-separated: listPets,createPet (both)
+// Needs pgbouncer (Debian's package: apt-get install -y pgbouncer) and redis-server/redis-cli.
+/* global fetch, AbortSignal */
+import autocannon from 'autocannon';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { URL, fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(ROOT);
+const DIST = path.join(ROOT, '.tmp/bench-infra-dist');
+const RESULTS = path.join(ROOT, 'bench/results');
+const run = promisify(execFile);
+const log = (msg) => process.stderr.write(`[bench:infra] ${msg}\n`);
+
+const DURATION = Number(process.env.BENCH_DURATION || 6);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 32);
+const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+const ALL_SETUPS = ['direct', 'pgbouncer', 'tracing100', 'tracing1', 'cluster', 'sentinel'];
+const SETUPS = process.env.BENCH_SETUPS ? process.env.BENCH_SETUPS.split(',').map((s) => s.trim()) : ALL_SETUPS;
+for (const s of SETUPS) if (!ALL_SETUPS.includes(s)) throw new Error(`BENCH_SETUPS: unknown setup "${s}" (${ALL_SETUPS.join(', ')})`);
+const ALL_SCENARIOS = {
+  listPets: { method: 'GET', path: '/v1/pets?limit=20' },
+  createPet: {
+    method: 'POST',
+    path: '/v1/pets',
+    headers: { 'content-type': 'application/json' },
+    body: '{"name":"Bench pet","categoryId":7,"status":"pending"}',
+  },
+};
+const SCENARIOS = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : Object.keys(ALL_SCENARIOS);
+const METRICS_TOKEN = `bench-${randomBytes(12).toString('hex')}`;
+const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+
+/** What to undo at the end, last first. */
+const cleanups = [];
+async function cleanup() {
+  while (cleanups.length > 0) {
+    try {
+      await cleanups.pop()();
+    } catch (err) {
+      log(`cleanup: ${err.message}`);
+    }
+  }
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void cleanup().then(() => process.exit(130)));
+
+async function freePort() {
+  const srv = net.createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** A free port whose cluster bus port (the port + 10000) is free too. */
+async function freeClusterPort() {
+  for (;;) {
+    const port = await freePort();
+    if (port > 55_000) continue;
+    const bus = net.createServer();
+    const free = await new Promise((r) => {
+      bus.once('error', () => r(false));
+      bus.listen(port + 10_000, '127.0.0.1', () => bus.close(() => r(true)));
+    });
+    if (free) return port;
+  }
+}
+
+async function until(what, check, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Starts a child process that is stopped (by its pid) at cleanup. */
+function child(command, args, options = {}) {
+  const proc = spawn(command, args, { stdio: ['ignore', 'ignore', 'ignore'], ...options });
+  cleanups.push(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL');
+      await new Promise((r) => proc.once('exit', r));
+    }
+  });
+  return proc;
+}
+
+function tempDir(what) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `animal-store-bench-${what}-`));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+// --- the database ---------------------------------------------------------------------------
+
+const SEED_SQL = `
+INSERT INTO "pets" ("name", "category_id", "status", "created_at", "updated_at")
+SELECT 'Pet ' || i, 1 + i % 50,
+       (CASE WHEN i % 100 < 60 THEN 'available' WHEN i % 100 < 95 THEN 'pending' ELSE 'sold' END)::"PetStatus",
+       now(), now()
+FROM generate_series(1, 10000) AS i;
+ANALYZE "pets";`;
+
+async function createDatabase() {
+  const name = `animal_bench_infra_${RUN_ID}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  cleanups.push(async () => {
+    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.end();
+  });
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+function node(script, env) {
+  return execFileSync(process.execPath, [path.join(DIST, script), ...(env.args ?? [])], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, LOG_LEVEL: 'warn', ...env.vars },
+    encoding: 'utf8',
+  });
+}
+
+function issueKey(databaseUrl) {
+  const out = node('cli/apikey.js', {
+    args: ['create', '--name', `bench ${RUN_ID}`, '--plan', 'enterprise', '--per-minute', '1000000000', '--per-day', '2000000000', '--json'],
+    vars: { DATABASE_URL: databaseUrl },
+  });
+  for (const line of out.trim().split('\n').reverse()) {
+    try {
+      const parsed = JSON.parse(line);
+      if (typeof parsed.key === 'string') return parsed.key;
+    } catch {
+      /* not the JSON line */
+    }
+  }
+  throw new Error(`the apikey tool printed no key:\n${out}`);
+}
+
+// --- PgBouncer, Redis Cluster, Sentinel, an OTLP receiver ---------------------------------------
+
+async function startPgbouncer(serverUrl) {
+  const server = new URL(serverUrl);
+  const user = decodeURIComponent(server.username) || 'postgres';
+  const port = await freePort();
+  const dir = tempDir('pgbouncer');
+  const ini = path.join(dir, 'pgbouncer.ini');
+  writeFileSync(path.join(dir, 'userlist.txt'), `"${user}" ""\n`);
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `* = host=${server.hostname} port=${server.port || 5432}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${path.join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      'max_client_conn = 500',
+      'default_pool_size = 20',
+      '',
+    ].join('\n'),
+  );
+  // In the foreground (its pid is ours to stop); as `postgres` when run as root (it refuses root).
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    execFileSync('chown', ['-R', 'postgres', dir]);
+    chmodSync(dir, 0o755);
+  }
+  const proc = asRoot
+    ? child('setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', 'pgbouncer', ini])
+    : child('pgbouncer', [ini]);
+  await until('pgbouncer to accept connections', async () => {
+    const c = new pg.Client({ connectionString: `postgresql://${user}@127.0.0.1:${port}/${server.pathname.slice(1)}` });
+    await c.connect();
+    await c.end();
+    return true;
+  });
+  log(`pgbouncer (pid ${proc.pid}) on 127.0.0.1:${port}`);
+  return `postgresql://${encodeURIComponent(user)}@127.0.0.1:${port}${server.pathname}?pgbouncer=true`;
+}
+
+const cli = async (port, password, ...args) =>
+  (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...(password ? ['-a', password, '--no-auth-warning'] : []), ...args])).stdout.trim();
+
+async function redisServer(dir, port, args) {
+  child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { cwd: dir });
+  await until(`redis-server on ${port}`, async () => (await cli(port, undefined, 'ping')).length > 0);
+}
+
+async function startCluster() {
+  const password = randomBytes(8).toString('hex');
+  const dir = tempDir('cluster');
+  const ports = [];
+  for (let i = 0; i < 6; i++) {
+    const port = await freeClusterPort();
+    ports.push(port);
+    await redisServer(dir, port, ['--requirepass', password, '--masterauth', password, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]);
+  }
+  await run('redis-cli', ['-a', password, '--no-auth-warning', '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+  await until('the cluster to be ok', async () => {
+    for (const p of ports) if (!(await cli(p, password, 'cluster', 'info')).includes('cluster_state:ok')) return false;
+    return true;
+  });
+  log(`Redis Cluster on ${ports.join(', ')}`);
+  return { REDIS_CLUSTER_NODES: ports.map((p) => `127.0.0.1:${p}`).join(','), REDIS_PASSWORD: password };
+}
+
+async function startSentinel() {
+  const password = randomBytes(8).toString('hex');
+  const dir = tempDir('sentinel');
+  const master = await freePort();
+  await redisServer(dir, master, ['--requirepass', password, '--masterauth', password]);
+  const replica = await freePort();
+  await redisServer(dir, replica, ['--requirepass', password, '--masterauth', password, '--replicaof', '127.0.0.1', String(master)]);
+  const sentinels = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const file = path.join(dir, `sentinel-${port}.conf`);
+    writeFileSync(file, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor bench 127.0.0.1 ${master} 2`, `sentinel auth-pass bench ${password}`, ''].join('\n'));
+    child('redis-server', [file, '--sentinel'], { cwd: dir });
+    sentinels.push(port);
+  }
+  await until('the sentinels to know each other', async () => {
+    for (const s of sentinels) {
+      const info = (await cli(s, undefined, 'sentinel', 'master', 'bench')).split('\n');
+      if (info[info.indexOf('num-other-sentinels') + 1] !== '2') return false;
+    }
+    return true;
+  });
+  log(`Redis master ${master}, replica ${replica}, sentinels ${sentinels.join(', ')}`);
+  return { REDIS_SENTINELS: sentinels.map((p) => `127.0.0.1:${p}`).join(','), REDIS_SENTINEL_NAME: 'bench', REDIS_PASSWORD: password };
+}
+
+/** An OTLP/HTTP receiver that reads each export and answers 200, counting spans. */
+async function startReceiver() {
+  const received = { exports: 0, bytes: 0 };
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk) => (received.bytes += chunk.length));
+    req.on('end', () => {
+      received.exports += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return { url: `http://127.0.0.1:${server.address().port}`, received };
+}
+
+// --- the service under load -----------------------------------------------------------------
+
+async function startService(name, env) {
+  const port = await freePort();
+  const logFile = path.join(ROOT, '.tmp', `bench-infra-${RUN_ID}-${name}.log`);
+  const fd = openSync(logFile, 'w');
+  const proc = spawn(process.execPath, [path.join(DIST, 'main.js')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      METRICS_TOKEN,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
+      ...env,
+    },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await until(`${name} to be ready`, async () => {
+      if (proc.exitCode !== null) throw new Error('exited');
+      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+      const body = await res.text();
+      return res.status === 200 && body.includes('"status":"ok"');
+    });
+  } catch (err) {
+    proc.kill('SIGKILL');
+    throw new Error(`${name}: ${err.message}\n${readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`, { cause: err });
+  }
+  return {
+    url,
+    async stop() {
+      proc.kill('SIGTERM');
+      await new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
+      rmSync(logFile, { force: true });
+    },
+  };
+}
+
+async function load(url, key, scenario, seconds) {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: `Bearer ${key}` },
+    requests: [ALL_SCENARIOS[scenario]],
+  });
+  return {
+    requests: result.requests.total,
+    errors: result.errors + result.timeouts + result.non2xx,
+    reqPerSec: Math.round(result.requests.average),
+    p99Ms: result.latency.p99,
+  };
+}
+
+async function main() {
+  log('building the service into .tmp/bench-infra-dist');
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', DIST], { stdio: 'inherit' });
+  const db = await createDatabase();
+  log(`database ${db.name}: migrating and seeding`);
+  node('database/migrate.main.js', { vars: { DATABASE_URL: db.url } });
+  const seed = new pg.Client({ connectionString: db.url });
+  await seed.connect();
+  await seed.query(SEED_SQL);
+  await seed.end();
+  const key = issueKey(db.url);
+
+  const direct = { DATABASE_URL: db.url, REDIS_URL };
+  const envs = {};
+  for (const setup of SETUPS) {
+    if (setup === 'direct') envs.direct = direct;
+    if (setup === 'pgbouncer') {
+      const pooled = await startPgbouncer(db.url);
+      // The migrate command as a deployment runs it behind a pooler: gives the role its statement timeout.
+      node('database/migrate.main.js', { vars: { DATABASE_URL: pooled, DIRECT_URL: db.url } });
+      envs.pgbouncer = { ...direct, DATABASE_URL: pooled };
+    }
+    if (setup === 'tracing100' || setup === 'tracing1') {
+      const receiver = await startReceiver();
+      envs[setup] = {
+        ...direct,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        ...(setup === 'tracing1' ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' } : {}),
+      };
+      envs[setup].receiver = receiver.received;
+    }
+    if (setup === 'cluster') envs.cluster = { DATABASE_URL: db.url, ...(await startCluster()) };
+    if (setup === 'sentinel') envs.sentinel = { DATABASE_URL: db.url, ...(await startSentinel()) };
+  }
+
+  // One unmeasured run first: the fresh database's caches and the first process's start are
+  // nobody's cost.
+  {
+    const svc = await startService('warm-up', envs[SETUPS[0]].receiver ? direct : envs[SETUPS[0]]);
+    try {
+      for (const scenario of SCENARIOS) await load(svc.url, key, scenario, 4);
+    } finally {
+      await svc.stop();
+    }
+  }
+
+  const results = {};
+  for (const scenario of SCENARIOS) {
+    // Two passes in opposite orders, so drift (a warming database, a busy neighbour) evens out.
+    for (const order of [SETUPS, [...SETUPS].reverse()]) {
+      for (const setup of order) {
+        const { receiver, ...env } = envs[setup];
+        const svc = await startService(setup, env);
+        try {
+          await load(svc.url, key, scenario, 2);
+          const r = await load(svc.url, key, scenario, DURATION);
+          log(`${scenario} ${setup}: ${r.requests} requests, ${r.errors} errors, ${r.reqPerSec} req/s, p99 ${r.p99Ms} ms`);
+          (results[scenario] ??= {})[setup] ??= [];
+          results[scenario][setup].push(r);
+        } finally {
+          await svc.stop();
+        }
+        if (receiver) log(`  OTLP receiver so far: ${receiver.exports} exports, ${receiver.bytes} bytes`);
+      }
+    }
+  }
+
+  const rows = [];
+  for (const scenario of SCENARIOS) {
+    const base = results[scenario].direct;
+    const mean = (runs, f) => runs.reduce((a, r) => a + r[f], 0) / runs.length;
+    for (const setup of SETUPS) {
+      const runs = results[scenario][setup];
+      const reqPerSec = Math.round(mean(runs, 'reqPerSec'));
+      rows.push({
+        scenario,
+        setup,
+        requests: runs.reduce((a, r) => a + r.requests, 0),
+        errors: runs.reduce((a, r) => a + r.errors, 0),
+        reqPerSec,
+        p99Ms: Math.round(mean(runs, 'p99Ms') * 10) / 10,
+        vsDirect: base ? `${Math.round((reqPerSec / mean(base, 'reqPerSec')) * 100)}%` : '',
+      });
+    }
+  }
+  console.log(`\nbench:infra, ${CONNECTIONS} connections, ${DURATION} s x 2 runs per setup, Node ${process.version}, ${os.cpus().length} cores`);
+  console.log('| scenario | setup | requests | errors | req/s | p99 ms | vs direct |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.scenario} | ${r.setup} | ${r.requests} | ${r.errors} | ${r.reqPerSec} | ${r.p99Ms} | ${r.vsDirect} |`);
+  mkdirSync(RESULTS, { recursive: true });
+  const file = path.join(RESULTS, `infra-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ connections: CONNECTIONS, durationS: DURATION, node: process.version, rows }, null, 2)}\n`);
+  log(`wrote ${path.relative(ROOT, file)}`);
+  if (!existsSync(file)) process.exitCode = 1;
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(cleanup);

@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import yaml from 'js-yaml';
+import request from 'supertest';
+import { startTestApp } from './support/app.js';
+import { createTestDatabase, TestDatabase } from './support/databases.js';
+
+/*
+ * The alerting rules (deploy/prometheus/alerts.yml) and the Grafana dashboard
+ * (deploy/grafana/dashboards/animal-store.json) name only metrics the service exports: a renamed
+ * metric fails here, not silently in production. Redis is configured (an address that refuses
+ * connections), so the metrics that exist only with Redis are exported too.
+ */
+
+/** Series Prometheus adds itself for every target, not the service. */
+const PROMETHEUS_OWN = new Set(['up']);
+
+const PROMQL_WORDS = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'count',
+  'rate',
+  'irate',
+  'increase',
+  'histogram_quantile',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'clamp_min',
+  'clamp_max',
+  'abs',
+  'le',
+  'inf',
+  'nan',
+]);
+
+/** The metric names of a PromQL expression: identifiers outside label matchers, groupings, strings and ranges. */
+export function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\$__\w+/g, ' ');
+  const names = bare.match(/[A-Za-z_:][\w:]*/g) ?? [];
+  return [...new Set(names.filter((n) => !PROMQL_WORDS.has(n.toLowerCase())))];
+}
+
+interface RuleFile {
+  groups: { rules: { alert?: string; expr: string }[] }[];
+}
+
+interface Dashboard {
+  panels: { title: string; targets: { expr: string }[] }[];
+}
+
+describe('monitoring: alerting rules and dashboard against the exported metrics', () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let exported: Set<string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('embedded');
+    app = await startTestApp(db, { env: { REDIS_URL: 'redis://127.0.0.1:1', REDIS_CONNECT_TIMEOUT_MS: '50' } });
+    const res = await request(app.getHttpServer()).get('/metrics');
+    expect(res.status).toBe(200);
+    exported = new Set(
+      (res.text.match(/^# TYPE \S+ \S+$/gm) ?? []).flatMap((line) => {
+        const [, , name, type] = line.split(' ');
+        return type === 'histogram' || type === 'summary'
+          ? [name, `${name}_bucket`, `${name}_count`, `${name}_sum`]
+          : [name];
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('finds the metric names of an expression', () => {
+    expect(
+      metricNames(
+        'histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{job="a", route=~"/v1/.*"}[5m]))) > 0.5',
+      ),
+    ).toEqual(['http_request_duration_seconds_bucket']);
+    expect(metricNames('min by (instance) (rate_limit_redis_shared{job="x"}) == 0 or up == 0')).toEqual([
+      'rate_limit_redis_shared',
+      'up',
+    ]);
+  });
+
+  it('every alerting rule names only exported metrics, and each names one', () => {
+    const rules = (yaml.load(readFileSync('deploy/prometheus/alerts.yml', 'utf8')) as RuleFile).groups.flatMap(
+      (g) => g.rules,
+    );
+    expect(rules.map((r) => r.alert)).toEqual(
+      expect.arrayContaining([
+        'AnimalStoreHighErrorRate',
+        'AnimalStoreHighLatency',
+        'AnimalStoreManyRateLimitRefusals',
+        'AnimalStoreRateLimitsPerInstance',
+        'AnimalStoreDatabaseUnavailable',
+        'AnimalStoreNotReady',
+      ]),
+    );
+    const unknown = rules.flatMap((r) =>
+      metricNames(r.expr)
+        .filter((n) => !exported.has(n) && !PROMETHEUS_OWN.has(n))
+        .map((n) => `${r.alert}: ${n}`),
+    );
+    expect(unknown).toEqual([]);
+    for (const rule of rules)
+      expect({ alert: rule.alert, names: metricNames(rule.expr).length > 0 }).toEqual({
+        alert: rule.alert,
+        names: true,
+      });
+  });
+
+  it('every panel of the dashboard queries only exported metrics', () => {
+    const dashboard = JSON.parse(readFileSync('deploy/grafana/dashboards/animal-store.json', 'utf8')) as Dashboard;
+    const unknown = dashboard.panels.flatMap((p) =>
+      p.targets.flatMap((t) =>
+        metricNames(t.expr)
+          .filter((n) => !exported.has(n) && !PROMETHEUS_OWN.has(n))
+          .map((n) => `${p.title}: ${n}`),
+      ),
+    );
+    expect(unknown).toEqual([]);
+    expect(dashboard.panels.length).toBeGreaterThanOrEqual(8);
+  });
+});
