@@ -9,6 +9,7 @@ import { issueApiKey } from './support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 import { buildRequest, rawExchange, RawRequest, RawResponse } from './support/raw-http.js';
 import { redisEnv } from './support/redis-env.js';
+import { errorBodyProblem } from './support/error-body.js';
 
 /**
  * Hostile input against the running application (the production module, a real database, a
@@ -248,18 +249,10 @@ describeEachDatabase('fuzz: hostile input on %s', (kind) => {
     if (res.status < 400) return `unexpected success status ${res.status}`;
     if (head) return undefined; // HEAD answers carry no body
     if (!/^application\/json/.test(res.headers['content-type'] ?? '')) return `error without JSON: ${res.headers['content-type']}`;
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
-    } catch {
-      return `error body is not JSON: ${res.body.toString('utf8').slice(0, 200)}`;
-    }
-    const keys = Object.keys(body).sort().join(',');
-    if (keys !== 'code,message,status' && keys !== 'code,details,message,status') return `error body keys ${keys}`;
-    if (body.status !== res.status) return `body status ${String(body.status)} on HTTP ${res.status}`;
-    if (typeof body.code !== 'string' || !ERROR_CODE_SET.has(body.code)) return `unknown code ${String(body.code)}`;
-    if (typeof body.message !== 'string' || body.message.length === 0) return 'empty message';
-    if (/\bat .+:\d+:\d+|prisma|SELECT |node_modules|TypeError|RangeError/i.test(body.message)) return `message leaks internals: ${body.message}`;
+    const checked = errorBodyProblem(res.status, res.body.toString('utf8'));
+    if ('problem' in checked) return checked.problem;
+    const code = checked.body.code;
+    if (typeof code !== 'string' || !ERROR_CODE_SET.has(code)) return `unknown code ${String(code)}`;
     return undefined;
   }
 

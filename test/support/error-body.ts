@@ -29,3 +29,25 @@ export function expectErrorBody(
   for (const d of body.details ?? []) expect(d).toEqual({ field: expect.any(String), message: expect.stringMatching(/\S/) });
   return body;
 }
+
+/**
+ * An error answer's body checked against the one Error shape (exactly its keys, `status` equal
+ * to the HTTP status, a message that leaks nothing): the problem found, or the parsed body. For
+ * property tests, which report a problem rather than assert.
+ */
+export function errorBodyProblem(status: number, text: string): { problem: string } | { body: Record<string, unknown> } {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return { problem: `error body is not JSON: ${text.slice(0, 200)}` };
+  }
+  const keys = Object.keys(body).sort().join(',');
+  if (keys !== 'code,message,status' && keys !== 'code,details,message,status') return { problem: `error body keys ${keys}` };
+  if (body.status !== status) return { problem: `body status ${String(body.status)} on HTTP ${status}` };
+  if (typeof body.message !== 'string' || !/\S/.test(body.message)) return { problem: 'empty message' };
+  if (/\bat .+:\d+:\d+|prisma|SELECT |node_modules|TypeError|RangeError/i.test(body.message)) {
+    return { problem: `message leaks internals: ${body.message}` };
+  }
+  return { body };
+}
