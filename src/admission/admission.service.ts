@@ -1,10 +1,16 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { AuthService } from '../auth/auth.service.js';
-import type { Principal } from '../auth/auth.types.js';
+import type { AuthResult, Principal } from '../auth/auth.types.js';
 import type { RequestAdmission } from '../http/request-context.js';
 import { requestContext } from '../http/request-context.js';
-import { addressSubject, clientAddress, RateLimiter, type RateLimitSubject } from '../rate-limit/rate-limiter.js';
+import {
+  addressSubject,
+  clientAddress,
+  keySubject,
+  RateLimiter,
+  type RateLimitSubject,
+} from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
 
 /** What admission decided about one request (README, "API keys" and "Rate limits"). */
@@ -49,7 +55,7 @@ export class AdmissionService {
   async admit(context: ExecutionContext): Promise<Admission> {
     const req = context.switchToHttp().getRequest<Request>();
     const address = clientAddress(req);
-    let verified;
+    let verified: AuthResult;
     try {
       verified = await this.auth.verify(req.headers.authorization, address);
     } catch (err) {
@@ -59,13 +65,7 @@ export class AdmissionService {
     }
     if (verified.ok) {
       const { principal } = verified;
-      const subject: RateLimitSubject = {
-        id: `key:${principal.keyId}`,
-        plan: principal.plan,
-        perMinute: principal.perMinute,
-        perDay: principal.perDay,
-      };
-      return this.count(context, req, { principal, subject });
+      return this.count(context, req, { principal, subject: keySubject(principal) });
     }
     const admission = await this.count(context, req, { subject: addressSubject(address) });
     admission.refusal ??= verified.error;

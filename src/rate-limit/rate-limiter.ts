@@ -8,6 +8,7 @@ import {
 } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { isIP } from 'node:net';
+import type { Principal } from '../auth/auth.types.js';
 import type { Limits } from '../auth/plans.js';
 import { PLAN_LIMITS } from '../auth/plans.js';
 import { ApiError } from '../errors/api-error.js';
@@ -45,6 +46,17 @@ export function clientAddress(req: Request): string {
   return normalizeIp(address ?? 'unknown') ?? 'unknown';
 }
 
+/** A valid key's subject: its own counters, at its plan's (or its own enterprise) limits. */
+export function keySubject(principal: Principal): RateLimitSubject {
+  return {
+    id: `key:${principal.keyId}`,
+    plan: principal.plan,
+    perMinute: principal.perMinute,
+    perDay: principal.perDay,
+  };
+}
+
+/** Requests without a valid key: counted per client address at the free plan's rates. */
 export function addressSubject(address: string): RateLimitSubject {
   return { id: `ip:${address}`, plan: 'anonymous', ...PLAN_LIMITS.free };
 }
