@@ -22,8 +22,8 @@ export function declaredAuthMode(
 }
 
 /**
- * Decorator metadata is fixed once the classes are defined, and both global guards ask for it
- * on every request: it is read once per handler and controller (reflect-metadata walks the
+ * Decorator metadata is fixed once the classes are defined, and the global guards ask for it on
+ * every request: it is read once per handler and controller (reflect-metadata walks the
  * prototype chain on each call).
  */
 const declared = new WeakMap<object, Map<object, AuthMode | undefined>>();
