@@ -3,6 +3,9 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
 import type { PreparedRead } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
+import type { CompletedRecord } from '../idempotency/idempotency.service.js';
+import { stringifyJson } from '../json/json-codec.js';
+import { Clock } from '../time/clock.js';
 import type { PageRequest } from './paging.js';
 import type { PetStatus } from './pet-status.js';
 
@@ -30,54 +33,92 @@ export interface NewPet {
 
 const PET_FIELDS = { id: true, name: true, categoryId: true, status: true } as const;
 /**
- * The reads of listPets and getPet: constant text, values only as parameters. Without a
- * status the primary key serves them, with one the (status, id) index, both in id order
- * (README, "Performance", shows the plans). bench/baseline.mjs sends the same statements.
+ * The statements on pets: constant text, values only as parameters. Without a status the
+ * primary key serves listPets in id order. With one, the statement asks for (status, id) order
+ * over the range [status, status], which only the (status, id) index yields in order: the plan
+ * reads the page's rows and no others. Written as `status = $1 ORDER BY id`, the planner may
+ * walk the primary key and filter row by row, a scan of every older row when the status is
+ * common overall but absent among the oldest ids (an aged catalogue; docs/performance.md).
+ * Each status has its own statements, the status written in them as a constant (from the closed
+ * PET_STATUSES, never from input): the planner then sees the value, in a generic plan too, and
+ * estimates the range from its statistics instead of a default. ORDER BY names the table's
+ * columns: a bare "status" would be the selected text, which no index orders. bench/baseline.mjs
+ * sends the same statements.
  */
 const PET_COLUMNS = 'SELECT "id", "name", "category_id" AS "categoryId", "status"::text AS "status" FROM "pets"';
-const BY_STATUS = '"status" = CAST($1::text AS "PetStatus")';
+const RETURNING_PET = 'RETURNING "id", "name", "category_id" AS "categoryId", "status"::text AS "status"';
+const byStatus = (status: PetStatus, after: boolean) =>
+  `${PET_COLUMNS} WHERE "status" >= '${status}' AND "status" <= '${status}'${after ? ' AND "id" > $1' : ''} ORDER BY "pets"."status", "pets"."id" LIMIT $${after ? 2 : 1}`;
 export const PET_SQL = {
   list: `${PET_COLUMNS} ORDER BY "id" LIMIT $1`,
   listAfter: `${PET_COLUMNS} WHERE "id" > $1 ORDER BY "id" LIMIT $2`,
-  listStatus: `${PET_COLUMNS} WHERE ${BY_STATUS} ORDER BY "id" LIMIT $2`,
-  listStatusAfter: `${PET_COLUMNS} WHERE ${BY_STATUS} AND "id" > $2 ORDER BY "id" LIMIT $3`,
+  listAvailable: byStatus('available', false),
+  listAvailableAfter: byStatus('available', true),
+  listPending: byStatus('pending', false),
+  listPendingAfter: byStatus('pending', true),
+  listSold: byStatus('sold', false),
+  listSoldAfter: byStatus('sold', true),
   get: `${PET_COLUMNS} WHERE "id" = $1`,
   // The INSERT Prisma generates for pet.create (bench/baseline.mjs sends it too), with the
   // columns named as the reads name them; created_at and updated_at as Prisma sets them.
-  create:
-    'INSERT INTO "pets" ("name", "category_id", "status", "created_at", "updated_at") VALUES ($1, $2, CAST($3::text AS "PetStatus"), $4, $5) RETURNING "id", "name", "category_id" AS "categoryId", "status"::text AS "status"',
+  create: `INSERT INTO "pets" ("name", "category_id", "status", "created_at", "updated_at") VALUES ($1, $2, CAST($3::text AS "PetStatus"), $4, $5) ${RETURNING_PET}`,
+  // A create with its Idempotency-Key record, in one statement (one transaction): the id is drawn
+  // first, so the record, written completed, holds the response with it; the pet is inserted only
+  // when the record is (ON CONFLICT DO NOTHING on the key), and no row comes back otherwise.
+  createRecorded: `WITH "new_id" AS (SELECT nextval('"pets_id_seq"') AS "id"),
+  "record" AS (
+    INSERT INTO "idempotency_keys" ("api_key_id", "key", "fingerprint", "state", "claim_token", "claimed_at", "created_at", "expires_at", "response_status", "response_body", "response_location")
+    SELECT $5::bigint, $6::text, $7::text, 'completed'::"IdempotencyState", $8::text::uuid, $4::timestamptz, $4::timestamptz, $9::timestamptz, $10::int,
+      $11::text || "id"::text || $12::text, $13::text || "id"::text
+    FROM "new_id"
+    ON CONFLICT DO NOTHING
+    RETURNING 1)
+  INSERT INTO "pets" ("id", "name", "category_id", "status", "created_at", "updated_at")
+  SELECT "id", $1::text, $2::bigint, CAST($3::text AS "PetStatus"), $4::timestamptz, $4::timestamptz FROM "new_id", "record"
+  ${RETURNING_PET}`,
 } as const;
 
 /** PET_SQL as prepared statements, named after their key (Database.read runs any statement that returns rows). */
 const PET_READS = Object.fromEntries(
   Object.entries(PET_SQL).map(([name, text]) => [name, { name: `pets_${name}`, text }]),
 ) as Record<keyof typeof PET_SQL, PreparedRead>;
+/** listPets' statements for a status: the first page, and the pages after a cursor. */
+const BY_STATUS: Record<PetStatus, { first: PreparedRead; after: PreparedRead }> = {
+  available: { first: PET_READS.listAvailable, after: PET_READS.listAvailableAfter },
+  pending: { first: PET_READS.listPending, after: PET_READS.listPendingAfter },
+  sold: { first: PET_READS.listSold, after: PET_READS.listSoldAfter },
+};
 
+/**
+ * The JSON text of `pet` as the API answers it once stored, split where its id goes (the
+ * response an Idempotency-Key record holds, ResponseAroundId). Keys in RETURNING_PET's order.
+ */
+export function petJsonAroundId(pet: NewPet): { bodyBeforeId: string; bodyAfterId: string } {
+  const head = '{"id":0';
+  const text = stringifyJson({ id: 0, name: pet.name, categoryId: pet.categoryId, status: pet.status });
+  return { bodyBeforeId: '{"id":', bodyAfterId: text.slice(head.length) };
+}
+
+/**
+ * Every statement on pets. The hot path's (PET_SQL) are SQL of our own, sent by the database's
+ * own driver as prepared statements (Database.read) rather than through Prisma's query builder
+ * and interpreter, whose CPU per call is a large part of a request's (docs/performance.md). The
+ * create of a key that needs a claim keeps Prisma's interactive transaction. Timestamps come
+ * from the Clock.
+ */
 @Injectable()
 export class PetsService {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly clock: Clock,
+  ) {}
 
-  /**
-   * Animals in id order after `after`; one extra row tells whether a next page exists.
-   *
-   * The two reads of the hot path are SQL of our own, sent by the database's own driver as
-   * prepared statements (Database.read), rather than through Prisma: the query builder of
-   * findMany / findUnique cost about 170 µs of CPU per call more than the same statement as
-   * raw SQL, and Prisma's raw-query path still re-parses and re-plans the statement on the
-   * server and maps every row (README, "Performance"). The statements are constants with
-   * bound parameters (PET_SQL); writes stay with Prisma.
-   */
+  /** Animals in id order after `after`; one extra row tells whether a next page exists. */
   async list({ limit, status, after }: PageRequest): Promise<PetPage> {
     const take = limit + 1;
     const db = this.prisma.database;
-    const rows =
-      status === undefined
-        ? after === undefined
-          ? await db.read<Pet>(PET_READS.list, [take])
-          : await db.read<Pet>(PET_READS.listAfter, [after, take])
-        : after === undefined
-          ? await db.read<Pet>(PET_READS.listStatus, [status, take])
-          : await db.read<Pet>(PET_READS.listStatusAfter, [status, after, take]);
+    const reads = status === undefined ? { first: PET_READS.list, after: PET_READS.listAfter } : BY_STATUS[status];
+    const rows = after === undefined ? await db.read<Pet>(reads.first, [take]) : await db.read<Pet>(reads.after, [after, take]);
     const more = rows.length > limit;
     const pets = more ? rows.slice(0, limit) : rows;
     return { pets, nextAfter: more ? pets[pets.length - 1].id : null };
@@ -85,28 +126,45 @@ export class PetsService {
 
   /**
    * Stores an animal. `alongside` runs in the same transaction once the row exists (the
-   * Idempotency-Key record): both commit, or neither does.
-   *
-   * Without it, the INSERT is one prepared statement on the database's own driver, like the
-   * reads: Prisma's query interpreter cost about 150 µs of CPU per create over the same
-   * statement (the bench's cost ledger, createPet: "database" 452 µs per request against the
-   * raw baseline's 176 in all; README, "Performance"). With it, Prisma's interactive
-   * transaction keeps the two writes atomic.
+   * completion of an Idempotency-Key claim): both commit, or neither does.
    */
   async create(pet: NewPet, alongside?: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>): Promise<Pet> {
+    const now = this.clock.now();
     if (!alongside) {
-      const now = new Date();
       const [created] = await this.prisma.database.read<Pet>(PET_READS.create, [pet.name, pet.categoryId, pet.status, now, now]);
       return created;
     }
     return await this.prisma.$transaction(
       async (tx) => {
-        const created = await tx.pet.create({ data: pet, select: PET_FIELDS });
+        const created = await tx.pet.create({ data: { ...pet, createdAt: now, updatedAt: now }, select: PET_FIELDS });
         await alongside(tx, created);
         return created;
       },
       WRITE_TRANSACTION,
     );
+  }
+
+  /**
+   * Stores an animal with the completed record of its Idempotency-Key, in one statement; null,
+   * storing nothing, when the key already has a record.
+   */
+  async createRecorded(pet: NewPet, record: CompletedRecord): Promise<Pet | null> {
+    const [created] = await this.prisma.database.read<Pet>(PET_READS.createRecorded, [
+      pet.name,
+      pet.categoryId,
+      pet.status,
+      record.at,
+      record.apiKeyId,
+      record.key,
+      record.fingerprint,
+      record.claimToken,
+      record.expiresAt,
+      record.status,
+      record.bodyBeforeId,
+      record.bodyAfterId,
+      record.locationBeforeId,
+    ]);
+    return created ?? null;
   }
 
   async findOne(id: bigint): Promise<Pet | null> {
