@@ -81,6 +81,35 @@ describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
     expect(await petsNamed('Reused')).toHaveLength(1);
   });
 
+  it('a key used with another body is a 422 even when the new body is refused (400) too', async () => {
+    const k = uniqueKey();
+    expect((await post('{"name":"ReusedInvalid","categoryId":1}', k)).status).toBe(201);
+    expectError(await post('{"name":"","categoryId":1}', k), 422, 'idempotency_key_reused');
+    // A refused body with a new key, or with a key whose record has expired, stays a 400.
+    expectError(await post('{"name":"","categoryId":1}', uniqueKey()), 400, 'validation_failed');
+    expect(await petsNamed('ReusedInvalid')).toHaveLength(1);
+  });
+
+  it('stores a new key with its pet in one statement: no claim is taken, and the record holds the response', async () => {
+    const service = app.get(IdempotencyService);
+    const claim = jest.spyOn(service, 'claim');
+    try {
+      const k = uniqueKey();
+      const first = await post('{"name":"OneStatement","categoryId":9007199254740993}', k);
+      expect(first.status).toBe(201);
+      expect(claim).not.toHaveBeenCalled();
+      const stored = await row(await keyIdOf(key), k);
+      expect(stored).toMatchObject({ state: 'completed', responseStatus: 201, responseBody: first.text, responseLocation: first.headers.location });
+      expect(stored?.expiresAt.getTime()).toBe(clock.now().getTime() + IDEMPOTENCY_TTL_MS);
+      // A retry finds the record: the claim decides it (a replay).
+      const again = await post('{"name":"OneStatement","categoryId":9007199254740993}', k);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(claim).toHaveBeenCalledTimes(1);
+    } finally {
+      claim.mockRestore();
+    }
+  });
+
   it('scopes keys per API key', async () => {
     const k = uniqueKey();
     const mine = await post('{"name":"Scoped","categoryId":1}', k);

@@ -4,16 +4,17 @@ import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of, throwError } from 'rxjs';
 import { requestContext } from '../http/request-context.js';
 import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
-import { IdempotencyClaim, IdempotencyService } from './idempotency.service.js';
+import { IdempotencyService, type StoredResponse } from './idempotency.service.js';
+import { IdempotentCall, IdempotentReplay } from './idempotent-call.js';
 
 export const IDEMPOTENT_OPERATION = Symbol('animal-store.idempotent-operation');
-const CLAIM = Symbol('animal-store.idempotency.claim');
+const CALL = Symbol('animal-store.idempotency.call');
 
-type IdempotentRequest = Request & { [CLAIM]?: IdempotencyClaim };
+type IdempotentRequest = Request & { [CALL]?: IdempotentCall };
 
-/** The claim the interceptor holds for this request; undefined without an Idempotency-Key. */
-export function claimOf(req: Request): IdempotencyClaim | undefined {
-  return (req as IdempotentRequest)[CLAIM];
+/** The request's Idempotency-Key as the handler uses it; undefined without the header. */
+export function idempotentCallOf(req: Request): IdempotentCall | undefined {
+  return (req as IdempotentRequest)[CALL];
 }
 
 /**
@@ -23,11 +24,11 @@ export function claimOf(req: Request): IdempotencyClaim | undefined {
  *
  * - no header: the handler runs as usual;
  * - a malformed key: 400 invalid_parameter;
- * - a replay: the first response again (status, body, Location) with Idempotent-Replayed: true,
- *   and the handler does not run;
- * - a claim: the handler runs, and must record its response with the claim, in the transaction
- *   that does its work (the controller gets it with @IdempotencyClaimParam()). If the handler
- *   fails, validation included, the claim is released: a retry runs afresh.
+ * - otherwise the handler gets an IdempotentCall (@IdempotentCallParam()) and records its
+ *   response with the work it does. When the key already holds this request's response, the
+ *   handler throws IdempotentReplay and the interceptor answers the first response again
+ *   (status, body, Location) with Idempotent-Replayed: true. If the handler fails, validation
+ *   included, nothing stays recorded for the key: a retry runs afresh.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -36,7 +37,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly reflector: Reflector,
   ) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<IdempotentRequest>();
     const res = context.switchToHttp().getResponse<Response>();
     const key = parseIdempotencyKey(req.headers['idempotency-key']);
@@ -45,19 +46,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // Guards ran first: an operation with @Idempotent is never @Public.
     if (!principal) throw new Error('Idempotency-Key on a request without an authenticated API key');
     const operation = this.reflector.get<string>(IDEMPOTENT_OPERATION, context.getHandler()) ?? `${req.method} ${req.path}`;
-    const fingerprint = requestFingerprint(operation, req.body);
-
-    const outcome = await this.idempotency.claim({ apiKeyId: BigInt(principal.keyId), key, fingerprint });
-    if (outcome.kind === 'replay') {
-      const { status, body, location } = outcome.response;
-      res.status(status);
-      if (location) res.setHeader('Location', location);
-      res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      return of(body); // a string: written as it is
-    }
-    const claim = outcome.claim;
-    req[CLAIM] = claim;
-    return next.handle().pipe(catchError((err: unknown) => from(claim.release()).pipe(mergeMap(() => throwError(() => err)))));
+    const call = new IdempotentCall({ apiKeyId: BigInt(principal.keyId), key, fingerprint: requestFingerprint(operation, req.body) }, this.idempotency);
+    req[CALL] = call;
+    return next.handle().pipe(
+      catchError((err: unknown) =>
+        err instanceof IdempotentReplay ? of(replay(res, err.response)) : from(call.failed(err)).pipe(mergeMap((e) => throwError(() => e))),
+      ),
+    );
   }
+}
+
+/** Sets the stored response's status and headers; returns its body, a string written as it is. */
+function replay(res: Response, { status, body, location }: StoredResponse): string {
+  res.status(status);
+  if (location) res.setHeader('Location', location);
+  res.setHeader(IDEMPOTENT_REPLAYED_HEADER, 'true');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  return body;
 }

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors/api-error.js';
+import { reusedKey } from './idempotent-call.js';
 import { Clock } from '../time/clock.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -65,19 +66,46 @@ export class IdempotencyClaim {
   }
 }
 
+/**
+ * A response whose body and Location hold the id of the row the request creates, known only
+ * once the row is inserted: the body is bodyBeforeId + id + bodyAfterId, the Location
+ * locationBeforeId + id (none when null).
+ */
+export interface ResponseAroundId {
+  status: number;
+  bodyBeforeId: string;
+  bodyAfterId: string;
+  locationBeforeId: string | null;
+}
+
+/** The columns of a key's record written completed by the statement that does the work. */
+export interface CompletedRecord extends ResponseAroundId {
+  apiKeyId: bigint;
+  key: string;
+  fingerprint: string;
+  claimToken: string;
+  at: Date;
+  expiresAt: Date;
+}
+
 export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind: 'replay'; response: StoredResponse };
 
 /**
  * Idempotency-Key records in PostgreSQL (table idempotency_keys), per API key, for 24 hours.
  *
- * 1. claim(): INSERT … ON CONFLICT DO NOTHING, committed on its own before any work starts, so
- *    of two concurrent requests with one key exactly one holds the claim; the other sees the
- *    row: the same fingerprint completed → replay, still in flight → 409, another fingerprint → 422.
- * 2. The work and complete() run in one transaction: the pet and its "completed" record commit
- *    together or not at all, so a crash never leaves a pet without its record (nor the reverse).
- *    complete() only updates the row while it still carries this request's claim token.
- * 3. On failure the claim is released (deleted) so a retry runs afresh. If even that fails (the
- *    database is gone), the claim expires after IN_FLIGHT_TIMEOUT_MS and a retry takes it over.
+ * 1. A first request writes its record completed, with its response, in the statement that
+ *    does its work (completedRecord(); PetsService.createRecorded): INSERT … ON CONFLICT DO
+ *    NOTHING, so the work runs only when the key is new, and the record and the work commit
+ *    together or not at all. A concurrent request with the same key waits for that statement's
+ *    transaction and then finds the key recorded.
+ * 2. A key already recorded goes through claim(): the same fingerprint completed → replay, still
+ *    in flight → 409, another fingerprint → 422. A record older than 24 hours, or a claim
+ *    abandoned in flight, is claimed afresh: INSERT or UPDATE of an in-flight row, committed on
+ *    its own before any work starts, so of two concurrent requests exactly one holds it.
+ * 3. A claim's work and complete() run in one transaction; complete() only updates the row while
+ *    it still carries this request's claim token. On failure the claim is released (deleted) so
+ *    a retry runs afresh; if even that fails (the database is gone), the claim expires after
+ *    IN_FLIGHT_TIMEOUT_MS and a retry takes it over.
  *
  * Times come from the injectable Clock (the instances' clocks; the bounds are minutes apart).
  */
@@ -92,6 +120,17 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
     private readonly prisma: PrismaService,
     private readonly clock: Clock,
   ) {}
+
+  completedRecord(scope: IdempotencyScope, response: ResponseAroundId): CompletedRecord {
+    const at = this.clock.now();
+    return { ...scope, ...response, claimToken: randomUUID(), at, expiresAt: new Date(at.getTime() + IDEMPOTENCY_TTL_MS) };
+  }
+
+  /** Whether the key holds a live record of a request with another body. */
+  async reusedWithOtherBody({ apiKeyId, key, fingerprint }: IdempotencyScope): Promise<boolean> {
+    const row = await this.prisma.idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key } }, select: { fingerprint: true, expiresAt: true } });
+    return row !== null && row.fingerprint !== fingerprint && row.expiresAt.getTime() > this.clock.now().getTime();
+  }
 
   async claim(scope: IdempotencyScope): Promise<ClaimOutcome> {
     const { apiKeyId, key, fingerprint } = scope;
@@ -126,13 +165,7 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
         if (reset.count === 1) return this.claimed(scope, token);
         continue;
       }
-      if (row.fingerprint !== fingerprint) {
-        throw new ApiError(
-          422,
-          'idempotency_key_reused',
-          'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
-        );
-      }
+      if (row.fingerprint !== fingerprint) throw reusedKey();
       if (row.state === 'completed') {
         return {
           kind: 'replay',

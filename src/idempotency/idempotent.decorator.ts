@@ -4,12 +4,12 @@ import type { Request } from 'express';
 import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
 import { ErrorDto } from '../errors/error.dto.js';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
-import { claimOf, IDEMPOTENT_OPERATION, IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { IDEMPOTENT_OPERATION, idempotentCallOf, IdempotencyInterceptor } from './idempotency.interceptor.js';
 
 /**
  * Makes an operation accept Idempotency-Key (contract, "Requests"), and documents the header
  * with its 409 and 422 in the OpenAPI document. `operation` names the operation in the
- * request fingerprint. The handler records its response with @IdempotencyClaimParam().
+ * request fingerprint. The handler records its response through @IdempotentCallParam().
  */
 export function Idempotent(operation: string): MethodDecorator {
   return applyDecorators(
@@ -43,7 +43,7 @@ export function Idempotent(operation: string): MethodDecorator {
   );
 }
 
-/** The Idempotency-Key claim of the request (undefined without the header), for the handler. */
-export const IdempotencyClaimParam = createParamDecorator((_data: unknown, context: ExecutionContext) =>
-  claimOf(context.switchToHttp().getRequest<Request>()),
+/** The request's IdempotentCall (undefined without an Idempotency-Key), for the handler. */
+export const IdempotentCallParam = createParamDecorator((_data: unknown, context: ExecutionContext) =>
+  idempotentCallOf(context.switchToHttp().getRequest<Request>()),
 );

@@ -10,15 +10,15 @@ import { NoQueryParametersPipe } from '../http/no-query-parameters.pipe.js';
 import { INT64_MAX, toPositiveInt64 } from '../json/int64.js';
 import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
-import type { IdempotencyClaim } from '../idempotency/idempotency.service.js';
-import { Idempotent, IdempotencyClaimParam } from '../idempotency/idempotent.decorator.js';
+import type { IdempotentCall } from '../idempotency/idempotent-call.js';
+import { Idempotent, IdempotentCallParam } from '../idempotency/idempotent.decorator.js';
 import { Deprecated, GET_PET_DEPRECATED_AT, GET_PET_SUNSET } from './deprecation.js';
 import { CreatePetDto } from './dto/create-pet.dto.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { nextPageLink, pageRequest } from './paging.js';
 import { ParsePetIdPipe } from './parse-pet-id.pipe.js';
-import { Pet, PetsService } from './pets.service.js';
+import { NewPet, Pet, petJsonAroundId, PetsService } from './pets.service.js';
 
 @ApiTags('pets')
 @ApiExtraModels(PetDto)
@@ -74,20 +74,33 @@ export class PetsController {
   async create(
     @Body() body: CreatePetDto,
     @Res({ passthrough: true }) res: Response,
-    @IdempotencyClaimParam() idempotency?: IdempotencyClaim,
+    @IdempotentCallParam() idempotency?: IdempotentCall,
   ): Promise<Pet> {
-    const location = (pet: Pet) => `${this.config.publicBaseUrl}/pets/${pet.id}`;
-    const pet = await this.pets.create(
-      {
-        name: body.name,
-        categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
-        status: body.status ?? 'available',
-      },
-      // With an Idempotency-Key, the response is recorded in the transaction that creates the pet.
-      idempotency && ((tx, created) => idempotency.complete(tx, { status: 201, body: created, location: location(created) })),
-    );
-    res.setHeader('Location', location(pet));
-    return pet;
+    const pet: NewPet = {
+      name: body.name,
+      categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
+      status: body.status ?? 'available',
+    };
+    const created = idempotency ? await this.createOnce(pet, idempotency) : await this.pets.create(pet);
+    res.setHeader('Location', this.locationOf(created.id));
+    return created;
+  }
+
+  /**
+   * A create with an Idempotency-Key: the pet and the key's completed record in one statement
+   * when the key is new; otherwise the key decides (a replay, 409, 422), or, expired or abandoned,
+   * is claimed and completed in the transaction that creates the pet.
+   */
+  private async createOnce(pet: NewPet, idempotency: IdempotentCall): Promise<Pet> {
+    const record = idempotency.record({ status: 201, ...petJsonAroundId(pet), locationBeforeId: this.locationOf('') });
+    const created = await this.pets.createRecorded(pet, record);
+    if (created) return created;
+    const claim = await idempotency.claim();
+    return await this.pets.create(pet, (tx, stored) => claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }));
+  }
+
+  private locationOf(id: Pet['id'] | ''): string {
+    return `${this.config.publicBaseUrl}/pets/${id}`;
   }
 
   @Get(':petId')
