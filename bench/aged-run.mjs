@@ -8,8 +8,8 @@ import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
 import { explainReads } from './plans.mjs';
 import { cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
-import { runSql, serviceEnvFor } from './setup.mjs';
-import { DIST, ORDER, ROOT, RUN_ID } from './settings.mjs';
+import { runSql, serviceEnvFor, waitForIdle } from './setup.mjs';
+import { DIST, ORDER, ROOT, RUN_ID, log } from './settings.mjs';
 
 /** The statement and parameters the service sends for a scenario's first request. */
 function statementOf(petSql, s) {
@@ -46,7 +46,13 @@ export async function runAged({ scenarios, petSql, prefix, prefixSupported, firs
     if (probe.status !== 200) throw new Error(`aged: GET /v1/pets with the bench key answered ${probe.status}`);
   }
   const bound = await bindAll(scenarios, servers, key, null);
-  const { rows } = await compare(servers, bound, key, { loadAverages });
+  // Slow plans leave queries queued behind a run; the next run starts once they are done.
+  const settle = async () => {
+    const ms = await waitForIdle(db.name);
+    if (ms > 1000) log(`aged: waited ${(ms / 1000).toFixed(1)} s for the previous run's queries to finish`);
+    return ms;
+  };
+  const { rows } = await compare(servers, bound, key, { loadAverages, settle });
   const memory = Object.fromEntries(names.map((n) => [n, memoryOf(servers[n].child.pid)]));
   await Promise.all(names.map((n) => stopProcess(servers[n].child)));
 

@@ -39,8 +39,9 @@ export async function bindAll(scenarios, servers, key, keys) {
 /**
  * Runs the bound `scenarios` on `servers`. Returns the table's rows, the profiled runs of the scenarios
  * named in `profiles`, and per scenario the service's responses by status code over all its runs.
+ * `settle`, when given, runs after each measured run, before the next.
  */
-export async function compare(servers, scenarios, key, { profiles = [], loadAverages = [] } = {}) {
+export async function compare(servers, scenarios, key, { profiles = [], loadAverages = [], settle = null } = {}) {
   const rows = [];
   const ledgers = [];
   const statusChecks = {};
@@ -53,6 +54,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
     const before = os.loadavg()[0];
     for (const [i, name] of order.entries()) {
       const r = await measure(servers[name], scenario, key);
+      if (settle) r.settleMs = await settle();
       per[name].push({ pass: i < names.length ? 1 : 2, ...r });
     }
     loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });

@@ -35,11 +35,12 @@ export async function load(server, scenario, key, seconds) {
   return {
     reqPerSec: Math.round(result.requests.average),
     requests: total,
-    p50Ms: result.latency.p50,
-    p90Ms: result.latency.p90,
-    p99Ms: result.latency.p99,
-    p999Ms: result.latency.p99_9,
-    maxMs: result.latency.max,
+    // No latency when no response came back within the run (autocannon reports zeros then).
+    p50Ms: total ? result.latency.p50 : null,
+    p90Ms: total ? result.latency.p90 : null,
+    p99Ms: total ? result.latency.p99 : null,
+    p999Ms: total ? result.latency.p99_9 : null,
+    maxMs: total ? result.latency.max : null,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     status2xx: result['2xx'],

@@ -68,7 +68,10 @@ export const mean = (xs) => {
   const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x));
   return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
 };
-export const max = (xs) => Math.max(...xs.filter((x) => typeof x === 'number'));
+export const max = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number');
+  return v.length ? Math.max(...v) : null;
+};
 export const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0);
 
 /** Sums maps of status code to count. */

@@ -230,3 +230,26 @@ export function serviceEnvFor(db, port, prefix, prefixSupported) {
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   };
 }
+
+/**
+ * Waits until no statement has run on a database for three checks in a row (at most `maxMs`),
+ * so the backlog a run of slow queries leaves (requests still queued in a server's pool when
+ * the load generator stops) does not fall into the next server's run. Returns the ms waited.
+ */
+export async function waitForIdle(dbName, maxMs = 60_000) {
+  const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await c.connect();
+  const t0 = Date.now();
+  try {
+    for (let quiet = 0; quiet < 3 && Date.now() - t0 < maxMs; await sleep(100)) {
+      const { rows } = await c.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()",
+        [dbName],
+      );
+      quiet = rows[0].n === 0 ? quiet + 1 : 0;
+    }
+    return Date.now() - t0;
+  } finally {
+    await c.end();
+  }
+}

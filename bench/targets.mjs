@@ -28,7 +28,7 @@ export function computeTargets({ rows, servers, embedded, statusChecks }) {
   const p99 = (scenario, label, maxMs) => {
     if (!ran(scenario)) return;
     const s = row(scenario, 'service');
-    add(`${label} p99 ≤ ${maxMs} ms at ${CONNECTIONS} connections`, s ? `${fmt(s.p99Ms, 1)} ms` : 'n/a (needs service)', s ? s.p99Ms <= maxMs : null);
+    add(`${label} p99 ≤ ${maxMs} ms at ${CONNECTIONS} connections`, s ? `${fmt(s.p99Ms, 1)} ms` : 'n/a (needs service)', s ? typeof s.p99Ms === 'number' && s.p99Ms <= maxMs : null);
   };
   const statuses = (scenario, label, ok) => {
     const codes = statusChecks[scenario];
