@@ -1,0 +1,139 @@
+// The load: one autocannon run with the server's memory and CPU sampled meanwhile, and a
+// measured run (warm-up, then the load inside a window of bench/gc-probe.mjs, optionally under
+// V8's CPU profiler).
+/* global setInterval, clearInterval */
+import autocannon from 'autocannon';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuMsOf, lineCount, memoryOf } from './processes.mjs';
+import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
+
+/** One autocannon run against a server, with the server's memory and CPU sampled meanwhile. */
+export async function load(server, scenario, key, seconds) {
+  let peakRss = 0;
+  const sample = () => {
+    const m = memoryOf(server.child.pid);
+    if (m) peakRss = Math.max(peakRss, m.rss);
+  };
+  const timer = setInterval(sample, 100);
+  const cpu0 = cpuMsOf(server.child.pid);
+  const lines0 = server.name === 'service' ? lineCount(server.logFile) : 0;
+  const result = await autocannon({
+    url: server.url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { authorization: `Bearer ${key}` },
+    requests: [scenario.request],
+  });
+  // Read at once: the RSS the load left behind, before the process has idled and given any back.
+  const after = memoryOf(server.child.pid);
+  const cpu1 = cpuMsOf(server.child.pid);
+  clearInterval(timer);
+  sample();
+  const total = result.requests.total;
+  return {
+    reqPerSec: Math.round(result.requests.average),
+    requests: total,
+    // No latency when no response came back within the run (autocannon reports zeros then).
+    p50Ms: total ? result.latency.p50 : null,
+    p90Ms: total ? result.latency.p90 : null,
+    p99Ms: total ? result.latency.p99 : null,
+    p999Ms: total ? result.latency.p99_9 : null,
+    maxMs: total ? result.latency.max : null,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    status2xx: result['2xx'],
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count])),
+    rssAfterMiB: after ? Math.round(after.rss) : null,
+    peakRssMiB: peakRss ? Math.round(peakRss) : null,
+    cpuUsPerReq: cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1 - cpu0) * 1000) / total) : null,
+    logLinesPerReq:
+      server.name === 'service' && total > 0
+        ? Math.round(((lineCount(server.logFile) - lines0) / total) * 100) / 100
+        : null,
+  };
+}
+
+/** Waits for a file a server writes on a signal; `accept` says whether its content is the fresh one. */
+export async function awaitFile(file, accept, what) {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    try {
+      const text = readFileSync(file, 'utf8');
+      if (accept(text)) return text;
+    } catch {
+      /* not written yet, or half written */
+    }
+    await sleep(50);
+  }
+  throw new Error(`${what}: ${file} was not written`);
+}
+
+/**
+ * Ends a window of bench/gc-probe.mjs and returns what it saw since the previous signal: the
+ * probe writes a snapshot numbered by the signals it has had.
+ */
+export async function gcWindow(server) {
+  server.gcSeq = (server.gcSeq ?? 0) + 1;
+  server.child.kill('SIGURG');
+  const want = server.gcSeq;
+  const text = await awaitFile(
+    server.gcFile,
+    (t) => {
+      try {
+        return JSON.parse(t).seq === want;
+      } catch {
+        return false;
+      }
+    },
+    `${server.name} GC probe`,
+  );
+  const snapshot = JSON.parse(text);
+  delete snapshot.seq;
+  return snapshot;
+}
+
+/**
+ * A measured run: warm-up, then the probe's window opened, the load, the window closed. With
+ * `profile`, V8's CPU profiler runs during the load (bench/cpu-profiler.mjs) and the run returns
+ * the profile as well.
+ */
+export async function measure(server, scenario, key, { profile = false, quiet = false } = {}) {
+  const warmup = WARMUP > 0 ? await load(server, scenario, key, WARMUP) : null;
+  await gcWindow(server); // discards the warm-up's pauses
+  if (profile) {
+    rmSync(server.profileFile, { force: true });
+    server.child.kill('SIGUSR2'); // starts the profiler
+  }
+  const r = await load(server, scenario, key, DURATION);
+  if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
+  r.loop = await gcWindow(server);
+  r.warmup = warmup && { requests: warmup.requests, errors: warmup.errors, non2xx: warmup.non2xx, statusCodes: warmup.statusCodes };
+  if (profile) {
+    const text = await awaitFile(
+      server.profileFile,
+      (t) => {
+        try {
+          JSON.parse(t);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      `${server.name} CPU profile`,
+    );
+    r.profile = JSON.parse(text);
+    // One file per profiled scenario: the profiler writes to the same path every time.
+    r.profileFile = path.join(WORK, `${RUN_ID}-${server.tag}-${scenario.name}.cpuprofile`);
+    renameSync(server.profileFile, r.profileFile);
+  }
+  if (!quiet)
+    log(
+      `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
+        `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req, ` +
+        `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${profile ? ' (profiled)' : ''}`,
+    );
+  return r;
+}
+

@@ -1,0 +1,150 @@
+// The bench's processes: the registry of what must be released at the end (also on failure
+// or a signal), and the servers it starts, with their memory and CPU read from /proc.
+/* global fetch, AbortSignal, setTimeout, clearTimeout */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CPU_PROFILER, GC_PROBE, NODE_BIN, ROOT, RUN_ID, WORK, log } from './settings.mjs';
+
+
+/** Releases run in reverse order of registration by cleanup(). */
+export const cleanups = [];
+export const children = new Set();
+let cleaningUp = false;
+
+export async function cleanup() {
+  if (cleaningUp) return;
+  cleaningUp = true;
+  await Promise.all([...children].map((c) => stopProcess(c)));
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch (err) {
+      console.error(`clean-up: ${err instanceof Error ? err.message : err}`);
+    }
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+export async function stopProcess(child, signal = 'SIGTERM') {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child);
+    return;
+  }
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+export async function freePort(from) {
+  for (let port = from; port < from + 100; port++) {
+    const ok = await new Promise((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (ok) return port;
+  }
+  throw new Error(`no free port from ${from} to ${from + 99}`);
+}
+
+/** VmRSS and VmHWM (peak) of a process in MiB, from /proc (Linux); null elsewhere. */
+export function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms; null where /proc is missing. */
+export function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+export async function get(url, headers = {}) {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+export function lineCount(file) {
+  try {
+    const buf = readFileSync(file);
+    let n = 0;
+    for (const b of buf) if (b === 10) n++;
+    return n;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Starts `node <args>` with output to a log file, the GC probe (and with `profile` the CPU
+ * profiler) preloaded; resolves once /readyz answers 200. `name` is the server's role (raw,
+ * service, …); `tag` names its files when two servers of one role run in a bench (aged data).
+ */
+export async function startServer(name, args, env, port, { profile = false, tag = name } = {}) {
+  const logFile = path.join(WORK, `${RUN_ID}-${tag}.log`);
+  const gcFile = path.join(WORK, `${RUN_ID}-${tag}.gc.json`);
+  const profileFile = path.join(WORK, `${RUN_ID}-${tag}.cpuprofile`);
+  const fd = openSync(logFile, 'w');
+  const t0 = performance.now();
+  const preload = ['--import', GC_PROBE, ...(profile ? ['--import', CPU_PROFILER] : [])];
+  const child = spawn(NODE_BIN, [...preload, ...args], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      BENCH_GC_FILE: gcFile,
+      ...(profile ? { BENCH_PROFILE_FILE: profileFile } : {}),
+      ...env,
+    },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  children.add(child);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    try {
+      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.status === 200) {
+        const readyMs = performance.now() - t0;
+        log(`${tag} ready on ${url} in ${Math.round(readyMs)} ms (pid ${child.pid})`);
+        return { name, tag, child, url, port, logFile, gcFile, profileFile: profile ? profileFile : null, readyMs };
+      }
+    } catch {
+      /* not listening yet */
+    }
+    await sleep(20);
+  }
+  const tail = readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n');
+  throw new Error(
+    `${tag} did not become ready (exit ${child.exitCode ?? child.signalCode ?? 'none'}); its output:\n${tail}`,
+  );
+}
+

@@ -1,0 +1,80 @@
+// The bench's settings, read once from the environment (run.mjs's header lists the variables),
+// and the paths and identities every part of the bench shares.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(ROOT);
+export const DIST = path.join(ROOT, '.tmp/bench-dist');
+export const PEERS_DIST = path.join(ROOT, '.tmp/bench-peers');
+export const WORK = path.join(ROOT, '.tmp/bench-work');
+export const RESULTS = path.join(ROOT, 'bench/results');
+
+export const num = (name, fallback) => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return n;
+};
+export const DURATION = num('BENCH_DURATION', 8);
+export const WARMUP = Math.min(num('BENCH_WARMUP', 2), DURATION / 2);
+export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
+export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+export const FIRST_PORT = num('BENCH_PORT', 3600);
+export const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
+export const SERVER_NAMES = ['raw', 'floor', 'peer', 'service'];
+export const SERVERS = process.env.BENCH_SERVERS
+  ? [...new Set(process.env.BENCH_SERVERS.split(',').map((s) => (s.trim() === 'baseline' ? 'raw' : s.trim())))]
+  : SERVER_NAMES;
+for (const s of SERVERS)
+  if (!SERVER_NAMES.includes(s)) throw new Error(`BENCH_SERVERS: unknown server "${s}" (${SERVER_NAMES.join(', ')})`);
+// Fixed order, so the alternation is the same whatever order BENCH_SERVERS lists them in.
+export const ORDER = SERVER_NAMES.filter((s) => SERVERS.includes(s));
+export const SOAK = !process.env.BENCH_SOAK || process.env.BENCH_SOAK === '0' ? null : process.env.BENCH_SOAK;
+export const SOAK_MINUTES = num('BENCH_SOAK_MINUTES', SOAK && SOAK !== '1' ? num('BENCH_SOAK', 10) : 10);
+export const SOAK_SAMPLE_S = 10;
+export const GC_PROBE = pathToFileURL(path.join(ROOT, 'bench/gc-probe.mjs')).href;
+export const CPU_PROFILER = pathToFileURL(path.join(ROOT, 'bench/cpu-profiler.mjs')).href;
+
+/**
+ * The Node.js the service and the baseline run on. By default the production image's
+ * runtime (Node 24 LTS, from the npm registry's `node` package, as scripts/test-node24.sh
+ * does), so the figures are those of what is deployed; both servers always share it.
+ */
+function resolveNode(wanted) {
+  if (wanted === 'current') return process.execPath;
+  if (!/^\d+(\.\d+){0,2}$/.test(wanted)) {
+    if (!existsSync(wanted)) throw new Error(`BENCH_NODE: no node binary at ${wanted}`);
+    return wanted;
+  }
+  try {
+    const out = execFileSync('npx', ['-y', '-p', `node@${wanted}`, 'node', '-p', 'process.execPath'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return out.trim().split('\n').pop();
+  } catch (err) {
+    throw new Error(`BENCH_NODE=${wanted}: could not get node@${wanted} from the npm registry (${err.message.split('\n')[0]}); BENCH_NODE=current uses ${process.version}`, { cause: err });
+  }
+}
+export const NODE_BIN = resolveNode(process.env.BENCH_NODE || '24');
+export const NODE_VERSION = execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
+export const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+/** The service runs as in production, where /metrics needs a token (or a port of its own). */
+export const METRICS_TOKEN = `bench-${randomBytes(12).toString('hex')}`;
+// Production requires it: the key tool then issues version 2 keys, as production does.
+export const API_KEY_CHECKSUM_SECRET = randomBytes(32).toString('base64');
+
+export const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+export const distModule = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
+/** BENCH_AGED=0 skips the scenarios on the aged database (bench/aged-data.mjs). */
+export const AGED = process.env.BENCH_AGED !== '0';
+/** The scenario the soak runs: many keys by default, the shape production's traffic has. */
+export const SOAK_SCENARIO = process.env.BENCH_SOAK_SCENARIO || 'listPetsManyKeys';
+// Production sets one, so the stored hashes are HMACs, as there.
+export const API_KEY_PEPPER = randomBytes(32).toString('base64');
