@@ -6,15 +6,14 @@ import path from 'node:path';
 import { agedDatabase } from './aged-data.mjs';
 import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
-import { explainReads } from './plans.mjs';
+import { explainReads, listStatement } from './plans.mjs';
 import { cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import { runSql, serviceEnvFor, waitForIdle } from './setup.mjs';
 import { DIST, ORDER, ROOT, RUN_ID, log } from './settings.mjs';
 
 /** The statement and parameters the service sends for a scenario's first request. */
 function statementOf(petSql, s) {
-  if (!s.status) return [petSql.list, [21]];
-  return s.afterId ? [petSql.listStatusAfter, [s.status, s.afterId, 21]] : [petSql.listStatus, [s.status, 21]];
+  return listStatement(petSql, { status: s.status, afterId: s.afterId, take: 21 });
 }
 
 export async function runAged({ scenarios, petSql, prefix, prefixSupported, firstPort, loadAverages }) {

@@ -20,14 +20,21 @@ const BASE = process.env.PUBLIC_BASE_URL ?? `http://localhost:${PORT}/v1`;
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
 pool.on('error', () => {});
 
-// A copy of PET_SQL for running this file by hand.
+// A copy of PET_SQL for running this file by hand: each status has its own two statements,
+// listAvailable and listAvailableAfter and so on.
 const COLUMNS = 'SELECT "id", "name", "category_id" AS "categoryId", "status"::text AS "status" FROM "pets"';
-const BY_STATUS = '"status" = CAST($1::text AS "PetStatus")';
+const byStatus = (status, after) =>
+  `${COLUMNS} WHERE "status" >= '${status}' AND "status" <= '${status}'${after ? ' AND "id" > $1' : ''} ORDER BY "pets"."status", "pets"."id" LIMIT $${after ? 2 : 1}`;
+const statusName = (status) => status[0].toUpperCase() + status.slice(1);
 const SQL = {
   list: `${COLUMNS} ORDER BY "id" LIMIT $1`,
   listAfter: `${COLUMNS} WHERE "id" > $1 ORDER BY "id" LIMIT $2`,
-  listStatus: `${COLUMNS} WHERE ${BY_STATUS} ORDER BY "id" LIMIT $2`,
-  listStatusAfter: `${COLUMNS} WHERE ${BY_STATUS} AND "id" > $2 ORDER BY "id" LIMIT $3`,
+  ...Object.fromEntries(
+    ['available', 'pending', 'sold'].flatMap((s) => [
+      [`list${statusName(s)}`, byStatus(s, false)],
+      [`list${statusName(s)}After`, byStatus(s, true)],
+    ]),
+  ),
   get: `${COLUMNS} WHERE "id" = $1`,
   ...(process.env.BENCH_PET_SQL ? JSON.parse(process.env.BENCH_PET_SQL) : {}),
   create:
@@ -67,14 +74,8 @@ async function listPets(url, res) {
     if (after === null) return fail(res, 400, 'invalid_parameter', 'bad cursor');
   }
   const take = String(limit + 1);
-  const rows =
-    status === null
-      ? after === null
-        ? await run('list', [take])
-        : await run('listAfter', [after, take])
-      : after === null
-        ? await run('listStatus', [status, take])
-        : await run('listStatusAfter', [status, after, take]);
+  const first = status === null ? 'list' : `list${statusName(status)}`;
+  const rows = after === null ? await run(first, [take]) : await run(`${first}After`, [after, take]);
   const headers = {};
   if (rows.length > limit) {
     rows.length = limit;

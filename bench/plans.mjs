@@ -2,13 +2,22 @@
 // EXPLAIN ANALYZE on the bench's databases, so a reader sees which index serves each read.
 import pg from 'pg';
 
+/**
+ * The statement listPets sends and its parameters: each status has its own statements (PET_SQL's
+ * listAvailable, listAvailableAfter, …), the status written in them.
+ */
+export function listStatement(petSql, { status, afterId, take }) {
+  const name = status ? `list${status[0].toUpperCase()}${status.slice(1)}` : 'list';
+  return afterId ? [petSql[`${name}After`], [afterId, take]] : [petSql[name], [take]];
+}
+
 /** The reads of the normal dataset: each must be an index scan, never a sequential scan and sort. */
 export function defaultCases(petSql) {
   return [
-    ['listPets limit=20', petSql.list, [21]],
-    ['listPets status=sold limit=100', petSql.listStatus, ['sold', 101]],
-    ['listPets limit=20 after a cursor', petSql.listAfter, [5000, 21]],
-    ['listPets status=sold limit=100 after a cursor', petSql.listStatusAfter, ['sold', 5000, 101]],
+    ['listPets limit=20', ...listStatement(petSql, { take: 21 })],
+    ['listPets status=sold limit=100', ...listStatement(petSql, { status: 'sold', take: 101 })],
+    ['listPets limit=20 after a cursor', ...listStatement(petSql, { afterId: 5000, take: 21 })],
+    ['listPets status=sold limit=100 after a cursor', ...listStatement(petSql, { status: 'sold', afterId: 5000, take: 101 })],
     ['getPet', petSql.get, [4242]],
   ];
 }
