@@ -12,7 +12,8 @@ const CLIENT_DIR = path.resolve('clients/typescript');
 const CONSUMER = path.resolve('clients/typescript/test/consumer/consumer.mjs');
 const TSC = path.resolve('node_modules/typescript/bin/tsc');
 const PACK_LOCK = path.resolve('.tmp/client-pack.lock');
-const NODE24 = ['-y', '-p', `node@${process.env.NODE24_VERSION ?? '24'}`, 'node'];
+const NODE24_PACKAGE = `node@${process.env.NODE24_VERSION ?? '24'}`;
+const NODE24 = ['-y', '-p', NODE24_PACKAGE, 'node'];
 
 /**
  * The environment of a fresh shell: without what `npm test` sets for its scripts (npm_package_*,
@@ -277,7 +278,7 @@ describe('the client as a package (npm pack, installed in a project of its own)'
 
   describeIf(
     node24Available(),
-    'node@24 cannot be fetched from the npm registry (npx -y -p node@24): the client package is not tried on Node 24',
+    `${NODE24_PACKAGE} cannot be fetched from the npm registry (npx -y -p ${NODE24_PACKAGE}): the client package is not tried on Node 24`,
   )('on Node 24', () => {
     it('works from plain JavaScript (ESM) on Node 24 (npx -y -p node@24 node)', async () => {
       const report = await consume(['npx', ...NODE24]);
