@@ -45,7 +45,7 @@ const boundary = (folder, allowed) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'src/generated/**', 'clients/typescript/src/generated/**', 'clients/*/node_modules/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'bench/results/**', 'data/**'] },
+  { ignores: ['dist/**', 'src/generated/**', 'clients/typescript/src/generated/**', 'clients/*/node_modules/**', 'clients/*/dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'bench/results/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
