@@ -1,5 +1,5 @@
 // What one asynchronous write of log lines costs, by batch size: the measure behind the batched
-// log destination (BatchedDestination in src/logging/app-logger.ts; README, "Performance").
+// log destination (BatchedDestination in src/logging/app-logger.ts; docs/performance.md).
 // Writes the same access line to a temporary file in batches of 1, 14, 50 and 160 lines with
 // fs.write (what pino's asynchronous destination does), one write in flight at a time, twice in
 // alternating order, and reports the process's CPU (user + system, every thread: the write runs

@@ -1,5 +1,5 @@
 // `npm run bench`: the service against its peers on real PostgreSQL and Redis, then the embedded
-// default. See README, "Performance", and issues 13 and 24.
+// default. See docs/performance.md, and issues 13 and 24.
 //
 // The servers, all on the same Node and database, each with the same pool size (10):
 //   raw      bench/baseline.mjs: node:http + pg, the service's own SQL as named prepared statements

@@ -35,7 +35,7 @@ export interface PreparedRead {
  */
 export async function openDatabase(config: DatabaseConfig, log: (msg: string) => void, purpose: string): Promise<Database> {
   // Each driver is loaded only when selected: pg and its Prisma adapter, or PGlite, not both
-  // (part of the start; README "Performance").
+  // (part of the start; docs/performance.md).
   if (config.databaseUrl) return (await import('./pg-database.js')).openPostgres(config);
   return (await import('./embedded-database.js')).openEmbedded(config, log, purpose);
 }

@@ -45,7 +45,7 @@ interface WatchedQuery {
  * pg's `query_timeout` does the same with a timer per query, and that costs more than its
  * share: measured on Node 24 under the bench's load, it kept every request's objects alive past
  * the young generation (listPets: 3.3 KiB per request promoted to the old space, scavenges of
- * 10 ms; without it 0.1 KiB and 2 ms; `node --trace-gc-nvp`, README "Performance"). A failure
+ * 10 ms; without it 0.1 KiB and 2 ms; `node --trace-gc-nvp`, docs/performance.md). A failure
  * is now reported between the bound and the bound plus QUERY_SWEEP_MS.
  */
 export class QueryWatch {

@@ -92,7 +92,7 @@ export function stringifyJson(value: unknown): string {
   // Most bodies hold only strings, numbers, booleans, null, arrays and plain objects: V8's own
   // JSON.stringify writes those in one flat string, where the writer below builds one string per
   // value and concatenates them (about 9 KB of garbage and a few µs per page of 20 animals;
-  // README, "Performance"). Bodies with int64 beyond 2^53 (bigint) take JSON.rawJSON where the
+  // docs/performance.md). Bodies with int64 beyond 2^53 (bigint) take JSON.rawJSON where the
   // runtime has it (Node 22+), and the writer otherwise, as does anything else.
   const kind = bodyKind(value, 0);
   if (kind === PLAIN) return (JSON.stringify(value) as string | undefined) ?? 'null';

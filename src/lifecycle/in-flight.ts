@@ -11,7 +11,7 @@ type Tracked = object & { [SLOT]?: number };
  * Not a Set, on purpose. With the responses in a Set (one add and one delete per request),
  * each request's objects outlived the young generation whenever it waited for I/O: about 6 MB
  * promoted per scavenge at 2,500 req/s, 20 ms scavenge pauses and an old generation growing by
- * 20 MB/s on Node 24 (`node --trace-gc-nvp`, README "Performance"); with this array, none. The
+ * 20 MB/s on Node 24 (`node --trace-gc-nvp`, docs/performance.md); with this array, none. The
  * likely cause: a Set rehashes every few dozen deletions, and V8 links each old hash table,
  * entries and all, to its successor for the iterators it may still have, so the dead tables
  * that reached the old generation keep what they point to alive until a full GC.
