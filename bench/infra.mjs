@@ -32,6 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { URL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { createDisposableDatabase, keyFromToolOutput } from './pg-admin.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
@@ -137,21 +138,8 @@ SELECT 'Pet ' || i, 1 + i % 50,
 FROM generate_series(1, 10000) AS i;
 ANALYZE "pets";`;
 
-async function createDatabase() {
-  const name = `animal_bench_infra_${RUN_ID}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await c.end();
-  });
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { name, url: url.toString() };
+function createDatabase() {
+  return createDisposableDatabase(PG_ADMIN_URL, `animal_bench_infra_${RUN_ID}`, cleanups);
 }
 
 function node(script, env) {
@@ -167,15 +155,7 @@ function issueKey(databaseUrl) {
     args: ['create', '--name', `bench ${RUN_ID}`, '--plan', 'enterprise', '--per-minute', '1000000000', '--per-day', '2000000000', '--json'],
     vars: { DATABASE_URL: databaseUrl },
   });
-  for (const line of out.trim().split('\n').reverse()) {
-    try {
-      const parsed = JSON.parse(line);
-      if (typeof parsed.key === 'string') return parsed.key;
-    } catch {
-      /* not the JSON line */
-    }
-  }
-  throw new Error(`the apikey tool printed no key:\n${out}`);
+  return keyFromToolOutput(out);
 }
 
 // --- PgBouncer, Redis Cluster, Sentinel, an OTLP receiver ---------------------------------------

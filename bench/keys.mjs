@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER, DIST, METRICS_TOKEN, ROOT, RUN_ID, distModule } from './settings.mjs';
+import { keyFromToolOutput } from './pg-admin.mjs';
 
 /** An enterprise key with limits far above what a run can use, when the service has the tool. */
 export function issueKey(env) {
@@ -32,15 +33,7 @@ export function issueKey(env) {
       encoding: 'utf8',
     },
   );
-  for (const line of out.trim().split('\n').reverse()) {
-    try {
-      const parsed = JSON.parse(line);
-      if (typeof parsed.key === 'string') return parsed.key;
-    } catch {
-      /* not the JSON line */
-    }
-  }
-  throw new Error(`the apikey tool printed no key:\n${out}`);
+  return keyFromToolOutput(out);
 }
 
 

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { URL } from 'node:url';
 import pg from 'pg';
 import { cleanups, get, lineCount } from './processes.mjs';
+import { createDisposableDatabase } from './pg-admin.mjs';
 import {
   API_KEY_CHECKSUM_SECRET,
   API_KEY_PEPPER,
@@ -82,20 +83,8 @@ export function databaseUrl(name) {
 }
 
 /** A fresh database, dropped at the end of the run. */
-export async function createDatabase(name = `animal_bench_${RUN_ID}`) {
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  const [{ server_version: version }] = (await admin.query('SHOW server_version')).rows;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await c.end();
-    log(`dropped database ${name}`);
-  });
-  return { name, url: databaseUrl(name), version };
+export function createDatabase(name = `animal_bench_${RUN_ID}`) {
+  return createDisposableDatabase(PG_ADMIN_URL, name, cleanups, log);
 }
 
 /** Applies the service's migrations with its own migrate command. */
