@@ -1,10 +1,32 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
+import type { PreparedRead } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { Clock, SystemClock } from '../time/clock.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
 import { PLANS, Plan } from './auth.types.js';
 import { limitsFor, MAX_CUSTOM_LIMIT } from './plans.js';
+
+/** The row findByHash reads. */
+interface FoundKeyRow {
+  id: number | bigint;
+  hash: string;
+  previousHash: string | null;
+  previousExpiresAt: Date | null;
+  plan: Plan;
+  perMinute: number | null;
+  perDay: number | null;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+}
+const FIND_BY_HASH: PreparedRead = {
+  name: 'api_keys_find_by_hash',
+  text:
+    'SELECT "id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
+    '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt" ' +
+    'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
+};
 
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyInfo {
@@ -245,31 +267,24 @@ export class ApiKeysService {
     return toInfo(info);
   }
 
-  /** The key one of whose secrets (current, or replaced by a roll) has this hash, for authentication. */
+  /**
+   * The key one of whose secrets (current, or replaced by a roll) has this hash, for
+   * authentication. A prepared statement on the driver, like the pets reads: every instance runs
+   * it for each key in use once per API_KEY_CACHE_TTL_MS.
+   */
   async findByHash(hash: string): Promise<StoredApiKey | null> {
-    const row = await this.prisma.apiKey.findFirst({
-      where: { OR: [{ hash }, { previousHash: hash }] },
-      select: {
-        id: true,
-        hash: true,
-        previousHash: true,
-        previousExpiresAt: true,
-        plan: true,
-        perMinute: true,
-        perDay: true,
-        lastUsedAt: true,
-        revokedAt: true,
-        expiresAt: true,
-      },
-    });
+    const [row] = await this.prisma.database.read<FoundKeyRow>(FIND_BY_HASH, [hash]);
     if (!row) return null;
-    const { previousHash, previousExpiresAt, perMinute, perDay, ...rest } = row;
-    const previous = row.hash !== hash && previousHash === hash;
+    const previous = row.hash !== hash && row.previousHash === hash;
     return {
-      ...rest,
-      hash: previous ? previousHash : row.hash,
-      previousExpiresAt: previous ? previousExpiresAt : null,
-      ...limitsFor(row.plan, perMinute, perDay),
+      id: BigInt(row.id),
+      hash: previous ? (row.previousHash as string) : row.hash,
+      plan: row.plan,
+      lastUsedAt: row.lastUsedAt,
+      revokedAt: row.revokedAt,
+      expiresAt: row.expiresAt,
+      previousExpiresAt: previous ? row.previousExpiresAt : null,
+      ...limitsFor(row.plan, row.perMinute, row.perDay),
     };
   }
 
