@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  * the features listed for it here; nothing imports the application shell (app.module,
  * app.factory, main). Checked on import paths with ESLint's own no-restricted-imports.
  */
-const KERNEL = ['config', 'database', 'errors', 'framework', 'http', 'json', 'lifecycle', 'logging', 'redis', 'time', 'tracing'];
+const KERNEL = ['config', 'database', 'deprecation', 'errors', 'framework', 'http', 'json', 'lifecycle', 'logging', 'redis', 'time', 'tracing'];
 const FEATURES = {
   auth: [],
   'rate-limit': ['auth', 'metrics'],

@@ -112,7 +112,7 @@ async function createPet(req, res) {
   send(res, 201, petJson(row), { Location: `${BASE}/pets/${row.id}` });
 }
 
-// getPet is deprecated: the service adds these to each of its responses (src/pets/deprecation.ts).
+// getPet is deprecated: the service adds these to each of its responses (src/deprecation/deprecation.ts).
 const DEPRECATION = {
   Deprecation: '@1795305600',
   Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',

@@ -11,7 +11,7 @@ import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { PetsModule } from './pets/pets.module.js';
-import { DeprecationHeadersGuard } from './pets/deprecation.js';
+import { DeprecationHeadersGuard } from './deprecation/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
 import { TracingModule } from './tracing/tracing.module.js';
 

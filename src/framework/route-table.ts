@@ -18,8 +18,8 @@ interface RouteLayer {
  * (`forRoutes({ path: '*', method })`) is mounted by Nest as a route of that method on a
  * wildcard path, which serves nothing. No route of the API has a wildcard. (Middleware for all
  * methods is mounted with app.use, no route, or on an exact path with app.all, whose methods
- * are only `_all`. Middleware bound to one method on one path, as pets' deprecation headers,
- * is a route of that method: bind it only where a route serves that method.)
+ * are only `_all`. Middleware bound to one method on one path is a route of that method: bind
+ * it only where a route serves that method.)
  */
 export function isMiddlewareRoute(path: unknown): boolean {
   return String(path).includes('*');

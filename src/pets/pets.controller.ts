@@ -12,7 +12,8 @@ import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.c
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
 import { Idempotent, IdempotentCallParam } from '../idempotency/idempotent.decorator.js';
-import { Deprecated, GET_PET_DEPRECATED_AT, GET_PET_SUNSET } from './deprecation.js';
+import { Deprecated } from '../deprecation/deprecation.js';
+import { GET_PET_DEPRECATED_AT, GET_PET_SUNSET } from './get-pet-deprecation.js';
 import { CreatePetDto } from './dto/create-pet.dto.js';
 import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { PetDto } from './dto/pet.dto.js';

@@ -1,13 +1,12 @@
 import { Module } from '@nestjs/common';
+import { DeprecationModule } from '../deprecation/deprecation.module.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
-import { SunsetGuard } from './deprecation.js';
 import { PetsController } from './pets.controller.js';
 import { PetsService } from './pets.service.js';
 
 @Module({
-  imports: [IdempotencyModule],
+  imports: [IdempotencyModule, DeprecationModule],
   controllers: [PetsController],
-  // The deprecation headers are set by DeprecationHeadersGuard, the first of AppModule's global guards.
-  providers: [PetsService, SunsetGuard],
+  providers: [PetsService],
 })
 export class PetsModule {}

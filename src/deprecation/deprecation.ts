@@ -5,11 +5,6 @@ import { ApiError } from '../errors/api-error.js';
 import { Clock } from '../time/clock.js';
 import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 
-/** getPet was deprecated when v1.0.0 of this service shipped (RFC 9745 structured date). */
-export const GET_PET_DEPRECATED_AT = new Date('2026-11-22T00:00:00Z');
-/** getPet is removed on 5 December 2030 (interface, "Get an animal"). */
-export const GET_PET_SUNSET = new Date('2030-12-05T00:00:00Z');
-
 /** What @Deprecated() says of an operation. */
 export interface DeprecationSpec {
   /** When it was deprecated (the Deprecation header, RFC 9745). */
@@ -49,10 +44,9 @@ export const Deprecated = (spec: DeprecationSpec): MethodDecorator =>
 /**
  * Sets the deprecation headers of an operation marked @Deprecated(). A global guard, the first
  * of them (AppModule), so the headers are on the response before any guard can refuse the
- * request (a 401 or a 429 of getPet carries them too), and a guard rather than a route
- * middleware: Nest mounts a middleware as one more Express route that every request of every
- * path is matched against, and runs each match through a wrapper of its own (about 4 µs per
- * getPet in the bench's ledger); a guard reads its handler's metadata, remembered per handler.
+ * request (a 401 or a 429 of a deprecated operation carries them too). A guard rather than a
+ * route middleware: Nest mounts a middleware as one more Express route that every request is
+ * matched against, while a guard reads its handler's metadata, remembered per handler.
  */
 @Injectable()
 export class DeprecationHeadersGuard implements CanActivate {
