@@ -1,11 +1,12 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
-import type { PreparedRead } from '../database/database.js';
+import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { Clock, SystemClock } from '../time/clock.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
-import { PLANS, Plan } from './auth.types.js';
-import { limitsFor, MAX_CUSTOM_LIMIT } from './plans.js';
+import { ApiKeyInputError, checkName, checkPlan } from './api-key-input.js';
+import type { Plan } from './auth.types.js';
+import { limitsFor } from './plans.js';
 
 /** The row findByHash reads. */
 interface FoundKeyRow {
@@ -20,7 +21,7 @@ interface FoundKeyRow {
   revokedAt: Date | null;
   expiresAt: Date | null;
 }
-const FIND_BY_HASH: PreparedRead = {
+const FIND_BY_HASH: PreparedStatement = {
   name: 'api_keys_find_by_hash',
   text:
     'SELECT "id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
@@ -84,10 +85,6 @@ export interface NewApiKey {
   expiresInMs?: number;
 }
 
-/** A plan, name or limit that a key cannot have (the tool reports it as a usage error). */
-export class ApiKeyInputError extends Error {}
-
-export const MAX_NAME_LENGTH = 100;
 
 const INFO_FIELDS = {
   id: true,
@@ -119,48 +116,6 @@ type InfoRow = {
 
 function toInfo(row: InfoRow): ApiKeyInfo {
   return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay) };
-}
-
-/** Checks a plan and its limits; returns the custom limits to store (null unless enterprise). */
-export function checkPlan(
-  plan: string,
-  perMinute?: number,
-  perDay?: number,
-): { plan: Plan; perMinute: number | null; perDay: number | null } {
-  if (!(PLANS as readonly string[]).includes(plan)) {
-    throw new ApiKeyInputError(`plan must be one of ${PLANS.join(', ')}, got "${plan}"`);
-  }
-  if (plan !== 'enterprise') {
-    if (perMinute !== undefined || perDay !== undefined) {
-      throw new ApiKeyInputError(`the ${plan} plan has fixed limits; --per-minute and --per-day are for enterprise only`);
-    }
-    return { plan: plan as Plan, perMinute: null, perDay: null };
-  }
-  if (perMinute === undefined || perDay === undefined) {
-    throw new ApiKeyInputError('the enterprise plan needs both --per-minute and --per-day');
-  }
-  for (const [flag, n] of [
-    ['--per-minute', perMinute],
-    ['--per-day', perDay],
-  ] as const) {
-    if (!Number.isInteger(n) || n < 1 || n > MAX_CUSTOM_LIMIT) {
-      throw new ApiKeyInputError(`${flag} must be a whole number from 1 to ${MAX_CUSTOM_LIMIT}, got ${n}`);
-    }
-  }
-  if (perMinute > perDay) {
-    throw new ApiKeyInputError(`--per-minute (${perMinute}) cannot exceed --per-day (${perDay})`);
-  }
-  return { plan: 'enterprise', perMinute, perDay };
-}
-
-export function checkName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length === 0 || [...trimmed].length > MAX_NAME_LENGTH) {
-    throw new ApiKeyInputError(`name must be 1 to ${MAX_NAME_LENGTH} characters, not only spaces`);
-  }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ApiKeyInputError('name must not contain control characters');
-  return trimmed;
 }
 
 /**
@@ -273,7 +228,7 @@ export class ApiKeysService {
    * it for each key in use once per API_KEY_CACHE_TTL_MS.
    */
   async findByHash(hash: string): Promise<StoredApiKey | null> {
-    const [row] = await this.prisma.database.read<FoundKeyRow>(FIND_BY_HASH, [hash]);
+    const [row] = await this.prisma.database.query<FoundKeyRow>(FIND_BY_HASH, [hash]);
     if (!row) return null;
     const previous = row.hash !== hash && row.previousHash === hash;
     return {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ApiKeyInputError, checkName, checkPlan } from '../auth/api-keys.service.js';
+import { ApiKeyInputError, checkName, checkPlan } from '../auth/api-key-input.js';
 import type { Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 

@@ -1,4 +1,5 @@
-import { ApiKeyInputError, type ApiKeyInfo } from '../auth/api-keys.service.js';
+import { ApiKeyInputError } from '../auth/api-key-input.js';
+import type { ApiKeyInfo } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { NoSuchKeyError } from './apikey.operations.js';
 import { explainFailure, explainOpenFailure, render } from './apikey.output.js';

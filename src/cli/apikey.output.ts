@@ -1,4 +1,5 @@
-import { ApiKeyInfo, ApiKeyInputError, keyState } from '../auth/api-keys.service.js';
+import { ApiKeyInputError } from '../auth/api-key-input.js';
+import { ApiKeyInfo, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import { NoSuchKeyError, Outcome } from './apikey.operations.js';
