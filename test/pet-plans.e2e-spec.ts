@@ -69,7 +69,7 @@ describeEachDatabase('listPets query plans on an aged catalogue (%s)', (kind) =>
   });
 
   it('and the pages hold what the filter asks for, in id order', async () => {
-    const rows = await database.read<{ id: number; status: string }>({ name: 'plan_test_page', text: PET_SQL.listSoldAfter }, [ROWS - 700, 1_000]);
+    const rows = await database.query<{ id: number; status: string }>({ name: 'plan_test_page', text: PET_SQL.listSoldAfter }, [ROWS - 700, 1_000]);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.status === 'sold' && Number(r.id) > ROWS - 700)).toBe(true);
     expect(rows.map((r) => Number(r.id))).toEqual([...rows.map((r) => Number(r.id))].sort((a, b) => a - b));

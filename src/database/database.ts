@@ -15,16 +15,17 @@ export interface Database {
   /** Runs raw SQL outside Prisma (health checks). */
   withRunner<T>(fn: (db: SqlRunner) => Promise<T>): Promise<T>;
   /**
-   * Runs one of the hot path's reads outside Prisma, on the same connections: on PostgreSQL as
-   * a named prepared statement (parsed and planned once per connection, not per request), on
-   * PGlite as is. int8 columns come back as bigint.
+   * Runs one statement of our own SQL (a read, or a write with RETURNING) outside Prisma's
+   * query builder, on the same connections: on PostgreSQL as a named prepared statement (parsed
+   * and planned once per connection, not per request), on PGlite as is. Returns its rows; int8
+   * columns come back as bigint.
    */
-  read<T>(statement: PreparedRead, params: readonly unknown[]): Promise<T[]>;
+  query<T>(statement: PreparedStatement, params: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
-/** A read statement with a name unique in the process (its prepared-statement name). */
-export interface PreparedRead {
+/** A statement with a name unique in the process (its prepared-statement name). */
+export interface PreparedStatement {
   name: string;
   text: string;
 }

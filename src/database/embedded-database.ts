@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { DatabaseConfig } from '../config/database.config.js';
 import { acquireDataDirLock, DataDirLock } from './data-dir-lock.js';
-import type { Database, PreparedRead } from './database.js';
+import type { Database, PreparedStatement } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
 import { pgliteRunner } from './sql-runner.js';
 
@@ -23,7 +23,7 @@ export async function openEmbedded(config: DatabaseConfig, log: (msg: string) =>
     adapter: new PrismaPGlite(db),
     withRunner: (fn) => fn(pgliteRunner(db)),
     // PGlite returns int8 as bigint already.
-    read: async <T>(statement: PreparedRead, params: readonly unknown[]) =>
+    query: async <T>(statement: PreparedStatement, params: readonly unknown[]) =>
       (await db.query<T>(statement.text, params as unknown[])).rows,
     close: () => closeEmbedded(db, lock),
   };

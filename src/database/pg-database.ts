@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
-import type { Database, PreparedRead } from './database.js';
+import type { Database, PreparedStatement } from './database.js';
 import { migrate, MigrationResult } from './migrator.js';
 import { poolConfig, QueryWatch, queryLimitMs, resilientPool, withPoolClient } from './pool.js';
 import { pgClientRunner } from './sql-runner.js';
@@ -38,7 +38,7 @@ export function openPostgres(config: DatabaseConfig): Database {
       onPoolError: () => {},
       onConnectionError: () => {},
     }),
-    read: async <T>(statement: PreparedRead, params: readonly unknown[]) =>
+    query: async <T>(statement: PreparedStatement, params: readonly unknown[]) =>
       (
         await pool.query<T & pg.QueryResultRow>({
           name: named ? statement.name : undefined,

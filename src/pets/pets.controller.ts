@@ -82,7 +82,7 @@ export class PetsController {
       categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
       status: body.status ?? 'available',
     };
-    const created = idempotency ? await this.createOnce(pet, idempotency) : await this.pets.create(pet);
+    const created = idempotency ? await this.createOnce(pet, idempotency) : await this.pets.insert(pet);
     res.setHeader('Location', this.locationOf(created.id));
     return created;
   }
@@ -94,10 +94,10 @@ export class PetsController {
    */
   private async createOnce(pet: NewPet, idempotency: IdempotentCall): Promise<Pet> {
     const record = idempotency.record({ status: 201, ...petJsonAroundId(pet), locationBeforeId: this.locationOf('') });
-    const created = await this.pets.createRecorded(pet, record);
+    const created = await this.pets.insertWithRecord(pet, record);
     if (created) return created;
     const claim = await idempotency.claim();
-    return await this.pets.create(pet, (tx, stored) => claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }));
+    return await this.pets.insertAlongside(pet, (tx, stored) => claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }));
   }
 
   private locationOf(id: Pet['id'] | ''): string {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
-import type { PreparedRead } from '../database/database.js';
+import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { CompletedRecord } from '../idempotency/idempotency.service.js';
 import { stringifyJson } from '../json/json-codec.js';
@@ -31,7 +31,6 @@ export interface NewPet {
   status: PetStatus;
 }
 
-const PET_FIELDS = { id: true, name: true, categoryId: true, status: true } as const;
 /**
  * The statements on pets: constant text, values only as parameters. Without a status the
  * primary key serves listPets in id order. With one, the statement asks for (status, id) order
@@ -59,13 +58,12 @@ export const PET_SQL = {
   listSold: byStatus('sold', false),
   listSoldAfter: byStatus('sold', true),
   get: `${PET_COLUMNS} WHERE "id" = $1`,
-  // The INSERT Prisma generates for pet.create (bench/baseline.mjs sends it too), with the
-  // columns named as the reads name them; created_at and updated_at as Prisma sets them.
-  create: `INSERT INTO "pets" ("name", "category_id", "status", "created_at", "updated_at") VALUES ($1, $2, CAST($3::text AS "PetStatus"), $4, $5) ${RETURNING_PET}`,
+  // created_at and updated_at are both the Clock's now ($4, $5).
+  insert: `INSERT INTO "pets" ("name", "category_id", "status", "created_at", "updated_at") VALUES ($1, $2, CAST($3::text AS "PetStatus"), $4, $5) ${RETURNING_PET}`,
   // A create with its Idempotency-Key record, in one statement (one transaction): the id is drawn
   // first, so the record, written completed, holds the response with it; the pet is inserted only
   // when the record is (ON CONFLICT DO NOTHING on the key), and no row comes back otherwise.
-  createRecorded: `WITH "new_id" AS (SELECT nextval('"pets_id_seq"') AS "id"),
+  insertWithRecord: `WITH "new_id" AS (SELECT nextval('"pets_id_seq"') AS "id"),
   "record" AS (
     INSERT INTO "idempotency_keys" ("api_key_id", "key", "fingerprint", "state", "claim_token", "claimed_at", "created_at", "expires_at", "response_status", "response_body", "response_location")
     SELECT $5::bigint, $6::text, $7::text, 'completed'::"IdempotencyState", $8::text::uuid, $4::timestamptz, $4::timestamptz, $9::timestamptz, $10::int,
@@ -78,15 +76,15 @@ export const PET_SQL = {
   ${RETURNING_PET}`,
 } as const;
 
-/** PET_SQL as prepared statements, named after their key (Database.read runs any statement that returns rows). */
-const PET_READS = Object.fromEntries(
+/** PET_SQL as prepared statements, named after their key (run by Database.query). */
+const PET_STATEMENTS = Object.fromEntries(
   Object.entries(PET_SQL).map(([name, text]) => [name, { name: `pets_${name}`, text }]),
-) as Record<keyof typeof PET_SQL, PreparedRead>;
+) as Record<keyof typeof PET_SQL, PreparedStatement>;
 /** listPets' statements for a status: the first page, and the pages after a cursor. */
-const BY_STATUS: Record<PetStatus, { first: PreparedRead; after: PreparedRead }> = {
-  available: { first: PET_READS.listAvailable, after: PET_READS.listAvailableAfter },
-  pending: { first: PET_READS.listPending, after: PET_READS.listPendingAfter },
-  sold: { first: PET_READS.listSold, after: PET_READS.listSoldAfter },
+const BY_STATUS: Record<PetStatus, { first: PreparedStatement; after: PreparedStatement }> = {
+  available: { first: PET_STATEMENTS.listAvailable, after: PET_STATEMENTS.listAvailableAfter },
+  pending: { first: PET_STATEMENTS.listPending, after: PET_STATEMENTS.listPendingAfter },
+  sold: { first: PET_STATEMENTS.listSold, after: PET_STATEMENTS.listSoldAfter },
 };
 
 /**
@@ -100,11 +98,11 @@ export function petJsonAroundId(pet: NewPet): { bodyBeforeId: string; bodyAfterI
 }
 
 /**
- * Every statement on pets. The hot path's (PET_SQL) are SQL of our own, sent by the database's
- * own driver as prepared statements (Database.read) rather than through Prisma's query builder
- * and interpreter, whose CPU per call is a large part of a request's (docs/performance.md). The
- * create of a key that needs a claim keeps Prisma's interactive transaction. Timestamps come
- * from the Clock.
+ * The one place of the statements on pets (PET_SQL): SQL of our own, sent by the database's own
+ * driver as prepared statements (Database.query) rather than through Prisma's query builder,
+ * whose CPU per call is a large part of a request's (docs/performance.md). The insert of an
+ * Idempotency-Key claim runs the same INSERT inside Prisma's interactive transaction, beside
+ * the claim's completion. Timestamps come from the Clock.
  */
 @Injectable()
 export class PetsService {
@@ -117,39 +115,37 @@ export class PetsService {
   async list({ limit, status, after }: PageRequest): Promise<PetPage> {
     const take = limit + 1;
     const db = this.prisma.database;
-    const reads = status === undefined ? { first: PET_READS.list, after: PET_READS.listAfter } : BY_STATUS[status];
-    const rows = after === undefined ? await db.read<Pet>(reads.first, [take]) : await db.read<Pet>(reads.after, [after, take]);
+    const page = status === undefined ? { first: PET_STATEMENTS.list, after: PET_STATEMENTS.listAfter } : BY_STATUS[status];
+    const rows = after === undefined ? await db.query<Pet>(page.first, [take]) : await db.query<Pet>(page.after, [after, take]);
     const more = rows.length > limit;
     const pets = more ? rows.slice(0, limit) : rows;
     return { pets, nextAfter: more ? pets[pets.length - 1].id : null };
   }
 
+  /** Stores an animal: one INSERT. */
+  async insert(pet: NewPet): Promise<Pet> {
+    const [created] = await this.prisma.database.query<Pet>(PET_STATEMENTS.insert, this.insertParams(pet));
+    return created;
+  }
+
   /**
-   * Stores an animal. `alongside` runs in the same transaction once the row exists (the
-   * completion of an Idempotency-Key claim): both commit, or neither does.
+   * Stores an animal in a transaction of its own, and runs `alongside` in it once the row exists
+   * (the completion of an Idempotency-Key claim): both commit, or neither does.
    */
-  async create(pet: NewPet, alongside?: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>): Promise<Pet> {
-    const now = this.clock.now();
-    if (!alongside) {
-      const [created] = await this.prisma.database.read<Pet>(PET_READS.create, [pet.name, pet.categoryId, pet.status, now, now]);
+  async insertAlongside(pet: NewPet, alongside: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>): Promise<Pet> {
+    return await this.prisma.$transaction(async (tx) => {
+      const [created] = await tx.$queryRawUnsafe<Pet[]>(PET_SQL.insert, ...this.insertParams(pet));
+      await alongside(tx, created);
       return created;
-    }
-    return await this.prisma.$transaction(
-      async (tx) => {
-        const created = await tx.pet.create({ data: { ...pet, createdAt: now, updatedAt: now }, select: PET_FIELDS });
-        await alongside(tx, created);
-        return created;
-      },
-      WRITE_TRANSACTION,
-    );
+    }, WRITE_TRANSACTION);
   }
 
   /**
    * Stores an animal with the completed record of its Idempotency-Key, in one statement; null,
    * storing nothing, when the key already has a record.
    */
-  async createRecorded(pet: NewPet, record: CompletedRecord): Promise<Pet | null> {
-    const [created] = await this.prisma.database.read<Pet>(PET_READS.createRecorded, [
+  async insertWithRecord(pet: NewPet, record: CompletedRecord): Promise<Pet | null> {
+    const [created] = await this.prisma.database.query<Pet>(PET_STATEMENTS.insertWithRecord, [
       pet.name,
       pet.categoryId,
       pet.status,
@@ -168,7 +164,13 @@ export class PetsService {
   }
 
   async findOne(id: bigint): Promise<Pet | null> {
-    const rows = await this.prisma.database.read<Pet>(PET_READS.get, [id]);
+    const rows = await this.prisma.database.query<Pet>(PET_STATEMENTS.get, [id]);
     return rows[0] ?? null;
+  }
+
+  /** PET_SQL.insert's parameters: the animal, and the Clock's now as created_at and updated_at. */
+  private insertParams(pet: NewPet): unknown[] {
+    const now = this.clock.now();
+    return [pet.name, pet.categoryId, pet.status, now, now];
   }
 }
