@@ -164,8 +164,12 @@ describe.each(BACKENDS)('admission on %s', (backend) => {
     expect(total).toBeLessThanOrEqual(50 + 4);
     await close(app);
     if (before) {
-      const scans = (await settledStats(db.env.DATABASE_URL)).scans.api_keys - (before.scans.api_keys ?? 0);
-      // A lookup matches either secret of a key: an index scan of each of its two unique indexes.
+      const after = await settledStats(db.env.DATABASE_URL);
+      // A lookup matches either secret of a key: an index scan of each of its two unique indexes
+      // (the instance's polls of changed keys use another).
+      const secretIndexes = ['api_keys_hash_key', 'api_keys_previous_hash_key'];
+      const scans = secretIndexes.reduce((n, index) => n + after.indexScans[index] - (before.indexScans[index] ?? 0), 0);
+      expect(scans).toBeGreaterThanOrEqual(total);
       expect(scans).toBeLessThanOrEqual(2 * total);
     }
     process.stdout.write(

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { AuthMode, declaredAuthMode } from '../src/auth/auth-mode.js';
+import { AuthService } from '../src/auth/auth.service.js';
 import { DEV_KEY_NAME } from '../src/auth/dev-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { startTestApp } from './support/app.js';
@@ -181,6 +182,52 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       } finally {
         cache.restore();
         lookups.mockRestore();
+      }
+    });
+  });
+
+  describe('polling changed keys', () => {
+    it('keeps a hot key cached past the TTL while polls run: recording its use is not a change', async () => {
+      const keys = app.get(ApiKeysService);
+      const auth = app.get(AuthService);
+      const hot = await issueApiKey(app, { name: 'hot past the TTL' });
+      const lookups = jest.spyOn(keys, 'findByHash');
+      const cache = stopCacheClock();
+      try {
+        expect((await http().get('/v1/pets?limit=1').set('Authorization', `Bearer ${hot}`)).status).toBe(200);
+        // last_used_at is written after the answer; wait for it, then for a poll after it.
+        await waitFor(
+          async () => (await sql<{ last_used_at: Date | null }>(`SELECT last_used_at FROM api_keys WHERE name = 'hot past the TTL'`))[0].last_used_at,
+          { what: 'last_used_at of the key to be recorded' },
+        );
+        for (let i = 0; i < 3; i++) {
+          cache.advance(CACHE_TTL_MS + 1);
+          await auth.pollChanges();
+          expect((await http().get('/v1/pets?limit=1').set('Authorization', `Bearer ${hot}`)).status).toBe(200);
+        }
+        expect(lookups).toHaveBeenCalledTimes(1);
+      } finally {
+        cache.restore();
+        lookups.mockRestore();
+      }
+    });
+
+    it('refuses a key re-planned or revoked by another process once a poll reports it, however long it was cached', async () => {
+      const auth = app.get(AuthService);
+      const other = await issueApiKey(app, { name: 'changed by another process', plan: 'free' });
+      const cache = stopCacheClock();
+      try {
+        const first = await http().get('/v1/pets').set('Authorization', `Bearer ${other}`);
+        expect(first.headers['x-ratelimit-limit']).toBe('60');
+        await auth.pollChanges();
+        await sql(`UPDATE api_keys SET plan = 'pro' WHERE name = 'changed by another process'`);
+        await auth.pollChanges();
+        expect((await http().get('/v1/pets').set('Authorization', `Bearer ${other}`)).headers['x-ratelimit-limit']).toBe('300');
+        await sql(`UPDATE api_keys SET revoked_at = now() WHERE name = 'changed by another process'`);
+        await auth.pollChanges();
+        expect401(await http().get('/v1/pets').set('Authorization', `Bearer ${other}`), 'invalid_api_key', other);
+      } finally {
+        cache.restore();
       }
     });
   });

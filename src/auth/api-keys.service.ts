@@ -29,6 +29,34 @@ const FIND_BY_HASH: PreparedStatement = {
     'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
 };
 
+const TOUCH: PreparedStatement = {
+  name: 'api_keys_touch',
+  text: 'UPDATE "api_keys" SET "last_used_at" = $2 WHERE "id" = $1',
+};
+
+/**
+ * The hashes of the keys changed after $1, with the database's clock. The left join keeps one
+ * row (of nulls) when nothing changed, so the clock always comes back.
+ */
+const CHANGES_SINCE: PreparedStatement = {
+  name: 'api_keys_changes_since',
+  text:
+    'SELECT statement_timestamp() AS "now", "hash", "previous_hash" AS "previousHash", "changed_at" AS "changedAt" ' +
+    'FROM (SELECT 1) AS "poll" LEFT JOIN "api_keys" ON "changed_at" > $1::timestamptz',
+};
+interface ChangeRow {
+  now: Date;
+  hash: string | null;
+  previousHash: string | null;
+  changedAt: Date | null;
+}
+
+/** A key whose view for authentication changed (changed_at): its current and previous secret's hashes. */
+export interface ApiKeyChange {
+  hashes: string[];
+  changedAt: Date;
+}
+
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyInfo {
   id: bigint;
@@ -224,8 +252,8 @@ export class ApiKeysService {
 
   /**
    * The key one of whose secrets (current, or replaced by a roll) has this hash, for
-   * authentication. A prepared statement on the driver, like the pets reads: every instance runs
-   * it for each key in use once per API_KEY_CACHE_TTL_MS.
+   * authentication. A prepared statement on the driver, like the pets reads: it runs for each key
+   * an instance has not cached.
    */
   async findByHash(hash: string): Promise<StoredApiKey | null> {
     const [row] = await this.prisma.database.query<FoundKeyRow>(FIND_BY_HASH, [hash]);
@@ -243,9 +271,24 @@ export class ApiKeysService {
     };
   }
 
-  /** Records that a key was used (callers throttle this; see KeyVerifier). */
+  /** Records that a key was used (AuthService does so at most once a minute per key). */
   async touch(id: bigint): Promise<void> {
-    await this.prisma.apiKey.updateMany({ where: { id }, data: { lastUsedAt: this.clock.now() } });
+    await this.prisma.database.query(TOUCH, [id, this.clock.now()]);
+  }
+
+  /**
+   * The keys changed (rolled, re-planned, revoked, given another expiry) after `since`, by any
+   * process, and the database's clock at the time of the query. `since` null: no keys,
+   * only the clock.
+   */
+  async changesSince(since: Date | null): Promise<{ now: Date; changes: ApiKeyChange[] }> {
+    const rows = await this.prisma.database.query<ChangeRow>(CHANGES_SINCE, [since ?? 'infinity']);
+    const changes: ApiKeyChange[] = [];
+    for (const row of rows) {
+      if (row.hash === null || row.changedAt === null) continue;
+      changes.push({ hashes: row.previousHash === null ? [row.hash] : [row.hash, row.previousHash], changedAt: row.changedAt });
+    }
+    return { now: rows[0].now, changes };
   }
 
   private changed(hash: string): void {

@@ -30,6 +30,10 @@ function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stor
     findByHash: jest.fn(async (hash: string) => (row && row.hash === hash ? row : null)),
     touch: jest.fn(async () => {}),
     onKeyChanged: jest.fn(),
+    changesSince: jest.fn(async (_since: Date | null): Promise<{ now: Date; changes: { hashes: string[]; changedAt: Date }[] }> => ({
+      now: new Date(),
+      changes: [],
+    })),
   };
   const config = loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env });
   const clock = new FakeClock(new Date('2026-11-22T12:00:05Z'));
@@ -106,6 +110,51 @@ describe('AuthService', () => {
     jest.advanceTimersByTime(2);
     await auth.verify(`Bearer ${KEY}`, ADDRESS);
     expect(keys.findByHash).toHaveBeenCalledTimes(2);
+  });
+
+  describe('polling changed keys', () => {
+    it('keeps a key cached past the TTL while polls succeed, and drops it when a poll reports it changed', async () => {
+      const cache = (clock = stopCacheClock());
+      const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
+      await auth.pollChanges(); // the first poll learns the database's clock only
+      expect(keys.changesSince).toHaveBeenLastCalledWith(null);
+      expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+      for (let i = 0; i < 5; i++) {
+        cache.advance(100);
+        await auth.pollChanges();
+        expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+      }
+      expect(keys.findByHash).toHaveBeenCalledTimes(1);
+      // Asks for changes after the previous poll's database instant, less the overlap.
+      expect(keys.changesSince.mock.lastCall?.[0]).toBeInstanceOf(Date);
+
+      const changedAt = new Date();
+      keys.changesSince.mockResolvedValue({ now: new Date(), changes: [{ hashes: [hashApiKey(KEY)], changedAt }] });
+      await auth.pollChanges();
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      expect(keys.findByHash).toHaveBeenCalledTimes(2);
+      // The overlap of the next poll sees the same change again: it is not applied twice.
+      await auth.pollChanges();
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      expect(keys.findByHash).toHaveBeenCalledTimes(2);
+    });
+
+    it('lets the cache run out within the TTL while polls fail', async () => {
+      const cache = (clock = stopCacheClock());
+      const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
+      await auth.pollChanges();
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      cache.advance(100);
+      await auth.pollChanges();
+      keys.changesSince.mockRejectedValue(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      cache.advance(100);
+      await auth.pollChanges();
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      expect(keys.findByHash).toHaveBeenCalledTimes(1); // 100 ms after the last successful poll
+      cache.advance(51);
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      expect(keys.findByHash).toHaveBeenCalledTimes(2);
+    });
   });
 
   it('caches unknown keys too', async () => {

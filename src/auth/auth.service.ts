@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
@@ -14,6 +14,13 @@ export const TOUCH_INTERVAL_MS = 60_000;
 const CACHE_MAX = 10_000;
 /** Lookups of never-found keys waiting for a connection, beyond which more are refused (503) at once. */
 const UNKNOWN_LOOKUP_QUEUE = 100;
+/**
+ * How far back each poll of changed keys looks before the previous poll's instant: a change is
+ * stamped when its statement starts and seen once it commits, which this covers with room.
+ */
+const CHANGE_OVERLAP_MS = 10_000;
+/** The cache's clock, read as lru-cache reads it (the object found at import, monotonic). */
+const cacheClock = performance;
 
 /** A well-formed key, as far as it can be judged without I/O. */
 interface Credential {
@@ -26,9 +33,13 @@ interface Credential {
  * once per request, with the client's address.
  *
  * Without I/O: a missing header, a malformed key, a version 1 key whose CRC fails and a version
- * 2 key whose HMAC tag fails are refused at once. A well-formed key is looked up, cached in
- * process for API_KEY_CACHE_TTL_MS (< 5 s, so revocation reaches every instance within 5 s),
- * and concurrent lookups of one key share a single query.
+ * 2 key whose HMAC tag fails are refused at once. A well-formed key is looked up once, and
+ * concurrent lookups of one key share a single query. The outcome stays cached while the
+ * instance keeps learning of changes: every API_KEY_CACHE_TTL_MS / 2 it asks the database for
+ * the keys changed since its last poll (rolled, re-planned, revoked, by any process) and
+ * drops those. A cached outcome is used only while the last successful poll, or the lookup
+ * itself, is less than API_KEY_CACHE_TTL_MS old (< 5 s): a key revoked anywhere is refused by
+ * every instance within that bound, and when polls fail the cache expires instead.
  *
  * Version 1 keys can be forged by anyone (their checksum is public), so failed lookups of
  * version 1 keys this instance has never found are bounded: an address whose lookups failed
@@ -38,13 +49,23 @@ interface Credential {
  * valid tag was issued by this service, so it is always looked up.
  */
 @Injectable()
-export class AuthService implements BeforeApplicationShutdown {
+export class AuthService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Auth');
-  private readonly found?: LRUCache<string, StoredApiKey>;
-  private readonly missing?: LRUCache<string, true>;
+  /** Found keys by hash, with when their lookup was sent (the cache clock). */
+  private readonly found?: LRUCache<string, { stored: StoredApiKey; at: number }>;
+  /** Hashes no key has, with when their lookup was sent; apart from `found`, so floods of guesses never evict keys. */
+  private readonly missing?: LRUCache<string, number>;
+  private readonly ttl: number;
+  /** When the last successful poll of changes was sent (the cache clock): cached outcomes are as fresh as it. */
+  private confirmedAt = -Infinity;
+  /** The database instant the next poll asks for changes after; null until the first poll. */
+  private since: Date | null = null;
+  /** Changes already applied, by hash: a poll's overlap sees them again. */
+  private readonly appliedChanges = new Map<string, number>();
+  private pollTimer?: NodeJS.Timeout;
+  private polling?: Promise<void>;
+  private pollFailing = false;
   private readonly inflight = new Map<string, Promise<StoredApiKey | null>>();
-  /** Bumped on local invalidation, so a lookup already in flight does not re-cache stale data. */
-  private generation = 0;
   /** Keys (text) judged well-formed, with their hash: a client sends the same key on every request. */
   private readonly credentials = new LRUCache<string, Credential>({ max: CACHE_MAX });
   /** Hashes the database returned a key for: their lookups are never guesses. */
@@ -63,10 +84,10 @@ export class AuthService implements BeforeApplicationShutdown {
     @Inject(databaseConfig.token) database: DatabaseConfig,
     @Optional() private readonly observer?: AuthObserver,
   ) {
-    const ttl = config.apiKeyCacheTtlMs;
-    if (ttl > 0) {
-      this.found = new LRUCache({ max: CACHE_MAX, ttl });
-      this.missing = new LRUCache({ max: CACHE_MAX, ttl });
+    this.ttl = config.apiKeyCacheTtlMs;
+    if (this.ttl > 0) {
+      this.found = new LRUCache({ max: CACHE_MAX });
+      this.missing = new LRUCache({ max: CACHE_MAX });
     }
     keys.onKeyChanged((hash) => this.forget(hash));
     this.failedLookups = new TokenBucket(config.apiKeyUnknownLookupsPerSecond);
@@ -96,14 +117,53 @@ export class AuthService implements BeforeApplicationShutdown {
 
   /** Drops a key's cached lookup (it was revoked, rolled or re-planned by this process). */
   forget(hash: string): void {
-    this.generation += 1;
     this.found?.delete(hash);
     this.missing?.delete(hash);
     this.inflight.delete(hash);
   }
 
+  onApplicationBootstrap(): void {
+    if (this.ttl === 0) return;
+    this.pollTimer = setInterval(() => {
+      this.polling ??= this.pollChanges().finally(() => (this.polling = undefined));
+    }, Math.max(1, Math.floor(this.ttl / 2)));
+    this.pollTimer.unref();
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.touches]);
+    clearInterval(this.pollTimer);
+    await Promise.allSettled([...this.touches, this.polling]);
+  }
+
+  /**
+   * Asks for the keys changed since the last poll and drops them from the cache; then every
+   * cached outcome counts as fresh as of this poll's start. The first poll only learns the
+   * database's clock. A failing poll confirms nothing, so the cache runs out within the TTL.
+   */
+  async pollChanges(): Promise<void> {
+    const started = cacheClock.now();
+    try {
+      const { now, changes } = await this.keys.changesSince(this.since);
+      if (this.since !== null) {
+        for (const { hashes, changedAt } of changes) {
+          for (const hash of hashes) {
+            if (this.appliedChanges.get(hash) === changedAt.getTime()) continue;
+            this.appliedChanges.set(hash, changedAt.getTime());
+            this.forget(hash);
+          }
+        }
+        this.confirmedAt = started;
+      }
+      this.since = new Date(now.getTime() - CHANGE_OVERLAP_MS);
+      for (const [hash, changedAt] of this.appliedChanges) if (changedAt <= this.since.getTime()) this.appliedChanges.delete(hash);
+      if (this.pollFailing) this.logger.log('polling changed API keys again; cached keys are kept once more');
+      this.pollFailing = false;
+    } catch (err) {
+      if (!this.pollFailing) {
+        this.logger.warn(`could not poll changed API keys (cached keys now expire within API_KEY_CACHE_TTL_MS): ${(err as Error)?.message ?? err}`);
+      }
+      this.pollFailing = true;
+    }
   }
 
   /** The hash and version of a well-formed key, or null. */
@@ -118,11 +178,24 @@ export class AuthService implements BeforeApplicationShutdown {
     return credential;
   }
 
-  /** A cached lookup: the key, null for a cached miss, undefined when nothing is cached. */
+  /** A cached lookup still fresh: the key, null for a cached miss, undefined when nothing is cached. */
   private cached(hash: string): StoredApiKey | null | undefined {
     const hit = this.found?.get(hash);
-    if (hit) return hit;
-    return this.missing?.has(hash) ? null : undefined;
+    if (hit !== undefined) {
+      if (this.fresh(hit.at)) return hit.stored;
+      this.found?.delete(hash);
+    }
+    const miss = this.missing?.get(hash);
+    if (miss !== undefined) {
+      if (this.fresh(miss)) return null;
+      this.missing?.delete(hash);
+    }
+    return undefined;
+  }
+
+  /** Whether an outcome looked up at `at` may still be used: it, or the last poll since, is within the TTL. */
+  private fresh(at: number): boolean {
+    return cacheClock.now() - Math.max(at, this.confirmedAt) < this.ttl;
   }
 
   /**
@@ -165,24 +238,31 @@ export class AuthService implements BeforeApplicationShutdown {
     }, busy);
   }
 
-  /** One lookup, shared by concurrent requests for the same key; cached by outcome. */
+  /**
+   * One lookup, shared by concurrent requests for the same key; cached by outcome unless the key
+   * was forgotten while it ran (forget() takes it out of `inflight`: its outcome may be stale).
+   */
   private lookup(hash: string): Promise<StoredApiKey | null> {
-    let pending = this.inflight.get(hash);
-    if (!pending) {
-      const generation = this.generation;
-      pending = this.keys.findByHash(hash).finally(() => this.inflight.delete(hash));
-      this.observer?.lookup();
-      pending.then(
-        (stored) => {
-          if (stored) this.known.set(hash, true);
-          if (generation !== this.generation) return;
-          if (stored) this.found?.set(hash, stored);
-          else this.missing?.set(hash, true);
-        },
-        () => {}, // the caller sees the error; nothing is cached
-      );
-      this.inflight.set(hash, pending);
-    }
+    const running = this.inflight.get(hash);
+    if (running !== undefined) return running;
+    const at = cacheClock.now();
+    this.observer?.lookup();
+    const pending: Promise<StoredApiKey | null> = this.keys.findByHash(hash).then(
+      (stored) => {
+        if (stored) this.known.set(hash, true);
+        if (this.inflight.get(hash) === pending) {
+          this.inflight.delete(hash);
+          if (stored) this.found?.set(hash, { stored, at });
+          else this.missing?.set(hash, at);
+        }
+        return stored;
+      },
+      (err: unknown) => {
+        if (this.inflight.get(hash) === pending) this.inflight.delete(hash);
+        throw err;
+      },
+    );
+    this.inflight.set(hash, pending);
     return pending;
   }
 

@@ -17,6 +17,8 @@ export interface DatabaseStats {
   xactRollback: number;
   /** Sequential plus index scans of each table (public schema), by table name. */
   scans: Record<string, number>;
+  /** Scans of each index (public schema), by index name. */
+  indexScans: Record<string, number>;
 }
 
 function adminUrl(url: string): string {
@@ -71,5 +73,11 @@ export async function settledStats(databaseUrl: string): Promise<DatabaseStats> 
     );
     return Object.fromEntries(rows.map((r) => [r.relname, Number(r.n)]));
   });
-  return { ...xacts, scans };
+  const indexScans = await withClient(databaseUrl, async (c) => {
+    const { rows } = await c.query<{ indexrelname: string; n: string }>(
+      `SELECT indexrelname, coalesce(idx_scan, 0) AS n FROM pg_stat_user_indexes WHERE schemaname = 'public'`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.indexrelname, Number(r.n)]));
+  });
+  return { ...xacts, scans, indexScans };
 }
