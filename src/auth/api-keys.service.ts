@@ -243,7 +243,7 @@ export class ApiKeysService {
     };
   }
 
-  /** Records that a key was used (callers throttle this; see KeyVerifier). */
+  /** Records that a key was used (callers throttle this; see AuthService.touch). */
   async touch(id: bigint): Promise<void> {
     await this.prisma.apiKey.updateMany({ where: { id }, data: { lastUsedAt: this.clock.now() } });
   }
