@@ -1,9 +1,9 @@
 // The raw baseline of `npm run bench`: the three pet operations on node:http + pg, with the
-// exact SQL text the service sends for them, as named prepared statements, and nothing else:
-// no framework, no auth, no rate limiter, no logging. The reads are the service's PET_SQL
-// (src/pets/pets.service.ts; the bench passes the built service's text in BENCH_PET_SQL, so
-// the two cannot drift), the insert is the statement Prisma 7 generates for pet.create
-// (captured with Prisma's query log).
+// service's SQL as named prepared statements, and nothing else: no framework, no auth, no rate
+// limiter, no logging. The reads are the service's PET_SQL text (src/pets/pets.service.ts; the
+// bench passes the built service's text in BENCH_PET_SQL, so the two cannot drift). The insert
+// is the statement Prisma 7 generates for pet.create (captured with Prisma's query log): the
+// same INSERT … RETURNING as PET_SQL.insert, with schema-qualified names.
 // It answers the same shapes as the service (bare array, Link / Location headers, int64 ids
 // as exact JSON numbers) so that the two do comparable work per request.
 //

@@ -18,9 +18,7 @@ process.on('SIGUSR2', () => {
     ? post('Profiler.stop')
         .then(({ profile }) => writeFileSync(process.env.BENCH_PROFILE_FILE, JSON.stringify(profile)))
         // Disabled again, so the scenarios measured after the profiled run do not run with the
-        // profiler's domain still enabled (a BENCH_PROFILE=1 run once showed createPet, the last
-        // scenario, with 8% of its time in GC and 474 MiB of RSS, where a run without profiling
-        // had 1.7% and 297 MiB).
+        // profiler's domain still enabled, which inflates their GC time and RSS.
         .then(() => post('Profiler.disable'))
     : post('Profiler.enable')
         .then(() => post('Profiler.setSamplingInterval', { interval: 500 }))

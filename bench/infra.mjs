@@ -1,4 +1,4 @@
-// `npm run bench:infra`: the service on the infrastructure of issue 25, each setup beside the
+// `npm run bench:infra`: the service on the production infrastructure, each setup beside the
 // direct one: PostgreSQL through Debian's PgBouncer (transaction mode, `pgbouncer=true`), rate
 // limits in a Redis Cluster (3 masters, 3 replicas) and behind Sentinel (master, replica, 3
 // sentinels), and traces exported over OTLP/HTTP at 100% and at 1% sampling (to a receiver in this

@@ -1,4 +1,4 @@
-// The cost ledger of issue 13: where each CPU microsecond of a request goes, by layer, from a V8
+// The cost ledger: where each CPU microsecond of a request goes, by layer, from a V8
 // CPU profile (`BENCH_PROFILE=1 npm run bench` writes them for listPets; it prints this ledger for
 // the service, the framework floor and the peer side by side).
 //

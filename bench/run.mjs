@@ -1,5 +1,5 @@
 // `npm run bench`: the service against its peers on real PostgreSQL and Redis, then the embedded
-// default. See docs/performance.md, and issues 13 and 24.
+// default. See docs/performance.md.
 //
 // The servers, all on the same Node and database, each with the same pool size (10):
 //   raw      bench/baseline.mjs: node:http + pg, the service's own SQL as named prepared statements
@@ -397,7 +397,7 @@ async function main() {
 
 /**
  * BENCH_SOAK: the service alone under BENCH_SOAK_SCENARIO at full load for BENCH_SOAK_MINUTES, VmRSS every
- * 10 s. A leak shows as RSS still climbing after the first minute (when V8's heap has sized itself).
+ * 10 s. A leak shows as RSS still climbing after the first minute (by then the heap has sized itself).
  */
 async function soak(warnings) {
   const startedAt = new Date().toISOString();

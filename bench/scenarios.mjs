@@ -86,7 +86,7 @@ export const SCENARIOS = NORMAL_SCENARIOS.filter(chosen);
 export const SELECTED_AGED = AGED_SCENARIOS.filter(chosen);
 
 /**
- * The scenarios of the cost ledger: listPets (issue 13 asks for its ledger on every run), or the
+ * The scenarios of the cost ledger: listPets (the hot path, profiled on every run), or the
  * first scenario run when BENCH_ONLY leaves it out; BENCH_PROFILE=<scenario>[,<scenario>…] names
  * others and BENCH_PROFILE=0 skips the profiled runs. Scenarios of the normal dataset only.
  */

@@ -64,9 +64,10 @@ export function build(withPeers) {
 }
 
 /**
- * The database openers of the built service: database/pg-database.js and embedded-database.js
- * (each loaded only when used, since database.js imports them on demand), database/database.js
- * before that, prisma/database.js before the layout of issue 17.
+ * The database openers of the built service, in whichever layout the build has (this
+ * checkout's, or an older build's in .tmp/bench-dist): database/pg-database.js and
+ * embedded-database.js (each loaded only when used, since database.js imports them on demand),
+ * else database/database.js, else prisma/database.js.
  */
 export async function databaseModule() {
   if (existsSync(path.join(DIST, 'database/pg-database.js')) && !(await distModule('database/database.js')).openEmbedded) {
@@ -137,7 +138,7 @@ export async function seedEmbedded(dataDir, extraSql = '') {
   }
 }
 
-/** Whether the service reads a variable: src/config/config.ts, or since configuration is per slice, any file of src/config. */
+/** Whether the service reads a variable: whether a file of src/config (its configuration slices) names it. */
 export function configSupports(variable) {
   try {
     const dir = path.join(ROOT, 'src/config');

@@ -1,4 +1,4 @@
-// The targets of issues 13 and 24, each computed from the table's rows: met, not met, or n/a
+// The bench's targets (docs/performance.md), each computed from the table's rows: met, not met, or n/a
 // (`met: null`) when a server or scenario it needs was not run. Reported, not asserted.
 import { fmt, times } from './report.mjs';
 import { CONNECTIONS } from './settings.mjs';

@@ -3,9 +3,8 @@
 #
 # The Prisma CLI insists on a `schema-engine` binary that it downloads on first use; machines
 # without access to Prisma's binary host cannot fetch it. `prisma generate` never runs that
-# engine, it only checks that the file exists, so when no engine is configured we point
-# PRISMA_SCHEMA_ENGINE_BINARY at a stub that exits 1. On a connected machine, set the variable
-# to the real engine (or unset PRISMA_OFFLINE_STUB) and nothing here changes.
+# engine, it only checks that the file exists, so when PRISMA_SCHEMA_ENGINE_BINARY is unset this
+# script points it at a stub that exits 1. To use the real engine, set the variable to it.
 set -eu
 cd "$(dirname "$0")/.."
 if [ -z "${PRISMA_SCHEMA_ENGINE_BINARY:-}" ]; then

@@ -23,9 +23,9 @@ export interface AppModuleOptions {
 }
 
 /**
- * The whole application. Every cross-cutting piece (filter, pipe, and the
- * guards of the auth and rate-limit modules) is an APP_* provider here, so a test that
- * imports this module runs exactly the production stack.
+ * The whole application. Every cross-cutting piece (the exception filter, the validation pipe,
+ * the deprecation and admission guards) is an APP_* provider here, so a test that imports this
+ * module runs exactly the production stack.
  */
 @Module({})
 export class AppModule {

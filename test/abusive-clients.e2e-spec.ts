@@ -277,7 +277,7 @@ describeIfPostgres('finding 3: a flood of readiness probes costs a handful of da
     const outcomes = probes.map((p) => `${p.status} ${p.body.status ?? p.body.code}`);
     expect(outcomes).toEqual(Array(2000).fill('200 ok'));
     // One computation at a time, reused for READINESS_CACHE_MS: one for the whole flood, and one
-    // to spare (as a flood within one cache period was always allowed). Before: one per probe.
+    // to spare.
     const allowed = 2;
     expect(computations).toBeLessThanOrEqual(allowed);
     // Three queries per computation (SELECT 1, the migrations table's existence and rows), and
@@ -390,8 +390,8 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
       const post = await fetch(`${internal}/metrics`, { method: 'POST', body: 'x' });
       expect(post.status).toBe(405);
       expect(post.headers.get('allow')).toBe('GET, HEAD');
-      // Finding 6: an unauthenticated request's URL is client text up to the header limit, and
-      // every one is logged, refused or not: the access log keeps at most 1,024 characters of it.
+      // An unauthenticated request's URL is client text up to the header limit, and every one is
+      // logged, refused or not: the access log keeps at most 1,024 characters of it.
       const longUrl = await fetch(`${svc.url}/v1/pets?${'q'.repeat(12_000)}`, { headers: { 'x-request-id': 'long-url' } });
       expect(longUrl.status).toBe(401);
     } finally {

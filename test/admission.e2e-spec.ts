@@ -14,9 +14,9 @@ import { startOwnRedis } from './support/redis-server.js';
 import { waitFor } from './support/wait-for.js';
 
 /**
- * Admission in production's shape (README, "API keys" and "Rate limits"): many valid keys behind
- * one address, keyless and forged traffic from it, floods of forged keys of both formats, key
- * expiry and rolls, and bans under address churn. On the embedded defaults (PGlite, memory
+ * Admission in production's shape (docs/api-keys.md and docs/rate-limits.md): many valid keys
+ * behind one address, keyless and forged traffic from it, floods of forged keys of both formats,
+ * key expiry and rolls, and bans under address churn. On the embedded defaults (PGlite, memory
  * counters), and on PostgreSQL and Redis when DATABASE_URL and REDIS_URL are set.
  */
 const SECRET = 'admission-test-checksum-secret-0123456789';
@@ -35,7 +35,7 @@ async function issue(
   input: Partial<NewApiKey> = {},
 ): Promise<string> {
   const config: ApiKeysConfig = app.get(apiKeysConfig.token);
-  // Version 1 keys are what a service without API_KEY_CHECKSUM_SECRET issued.
+  // Version 1 keys are what a service without API_KEY_CHECKSUM_SECRET issues.
   const keys = new ApiKeysService(
     app.get(PrismaService),
     { ...config, apiKeyChecksumSecret: format === 2 ? SECRET : undefined },

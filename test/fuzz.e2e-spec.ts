@@ -18,8 +18,7 @@ import { errorBodyProblem } from './support/error-body.js';
  * `{code, message, status}` with `status` equal to the HTTP status, the process stays up, and
  * nothing is stored but the animals whose creation was answered 201.
  *
- * FUZZ_RUNS sets the total number of cases (default 10,400, about a minute on the embedded
- * database); FUZZ_SEED replays a run; FUZZ_STATS=1 prints the answers per status. The suite
+ * FUZZ_RUNS sets the total number of cases (default 10,400); FUZZ_SEED replays a run; FUZZ_STATS=1 prints the answers per status. The suite
  * runs on the embedded database, and with DATABASE_URL a tenth of the cases again on
  * PostgreSQL; with REDIS_URL the rate limiter counts in Redis.
  */

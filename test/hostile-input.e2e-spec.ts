@@ -7,7 +7,7 @@ import { createTestDatabase, describeEachDatabase, TestDatabase } from './suppor
 import { expectErrorBody } from './support/error-body.js';
 
 /**
- * The hand-made hostile requests of issue 26, each answered with a clear 4xx (and nothing
+ * Hand-made hostile requests, each answered with a clear 4xx (and nothing
  * stored), on both databases: names that PostgreSQL counts longer than a validator that skips
  * variation selectors, values nested thousands deep under a known field, C1 control and
  * bidirectional characters, paths that differ from a route by case, and query parameters on

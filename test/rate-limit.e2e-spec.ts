@@ -40,9 +40,9 @@ function ietf(res: request.Response): { policy: [string, { q: number; w: number 
 }
 
 /**
- * Exactly the contract's headers and the IETF ones, saying the same: no stock throttler ones
- * (suffixed names, seconds-until-reset). RateLimit names the window the X-RateLimit-* triple
- * describes, with its remaining count; on a 429, its t is Retry-After.
+ * Exactly the headers of docs/api.md ("Rate limits") and the IETF ones, saying the same: no
+ * stock throttler ones (suffixed names, seconds-until-reset). RateLimit names the window the
+ * X-RateLimit-* triple describes, with its remaining count; on a 429, its t is Retry-After.
  */
 function expectOnlyContractHeaders(res: request.Response): void {
   for (const h of HEADERS) expect(res.headers[h]).toMatch(/^\d+$/);

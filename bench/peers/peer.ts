@@ -1,7 +1,7 @@
 // The peer of `npm run bench`: what a user writes from the NestJS and Prisma docs: NestJS +
 // Express + Prisma ORM (a PrismaService, the pg driver adapter Prisma 7 needs), a global
 // ValidationPipe with class-validator DTOs, and nothing else: no auth, limits, logging or headers.
-// The service must be at least as fast as this on every scenario (issue 13).
+// The service must be at least as fast as this on every scenario (a target: bench/targets.mjs).
 //
 // Usage (after `npm run bench` has built it): DATABASE_URL=… PORT=3603 node .tmp/bench-peers/bench/peers/peer.js
 import 'reflect-metadata';

@@ -13,7 +13,7 @@ import {
 } from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
 
-/** What admission decided about one request (README, "API keys" and "Rate limits"). */
+/** What admission decided about one request (docs/api-keys.md, "Admission and rate limits"). */
 export interface Admission extends RequestAdmission {
   readonly principal?: Principal;
   readonly subject: RateLimitSubject;

@@ -96,7 +96,8 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * The outcome of an Authorization header sent from `address`. Bad credentials are a result
-   * ({ok: false}), never an exception; only a failing database rejects (answered 503).
+   * ({ok: false}), never an exception; only a failing database, or a full queue of lookups of
+   * never-found keys, rejects (both answered 503).
    */
   async verify(header: string | undefined, address: string): Promise<AuthResult> {
     const parsed = parseHeader(header);

@@ -1,6 +1,6 @@
 import type { ApiError } from '../errors/api-error.js';
 
-/** Plans of API keys (interface, "Request rates by plan"). */
+/** Plans of API keys (docs/api.md, "API keys and plans"). */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 
@@ -14,7 +14,7 @@ export interface Principal {
   perDay: number;
 }
 
-/** Outcome of checking a request's credentials; computed once per request and memoised. */
+/** Outcome of checking a request's credentials; computed once per request, by admission. */
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: ApiError };
 
 /** Why a bearer key was refused (api_key_refusals_total). */

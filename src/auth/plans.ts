@@ -5,7 +5,7 @@ export interface Limits {
   perDay: number;
 }
 
-/** Request rates by plan (interface, "Limits"); enterprise keys carry their own. */
+/** Request rates by plan (docs/api.md, "API keys and plans"); enterprise keys carry their own. */
 export const PLAN_LIMITS: Readonly<Record<Exclude<Plan, 'enterprise'>, Readonly<Limits>>> = {
   free: { perMinute: 60, perDay: 1_000 },
   pro: { perMinute: 300, perDay: 10_000 },

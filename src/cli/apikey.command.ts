@@ -17,7 +17,7 @@ const processIo: Io = {
 };
 
 /**
- * The key tool: `npm run apikey -- <command>`. Issues, lists, revokes and re-plans API keys in
+ * The key tool: `npm run apikey -- <command>`. Issues, lists, rolls, revokes and re-plans API keys in
  * the database the configuration selects (DATABASE_URL, else the embedded DATA_DIR, which it
  * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 78 bad config.
  * The arguments are read in apikey.args.ts, the work done in apikey.operations.ts and shown by

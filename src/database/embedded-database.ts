@@ -9,9 +9,10 @@ import { pgliteRunner } from './sql-runner.js';
 /**
  * PostgreSQL settings of the embedded server, after PGlite's own. The data directory's
  * postgresql.conf asks for 128 MB of shared buffers, which PGlite allocates and clears at every
- * start: about 0.35 s of a 0.9 s open (measured with --cpu-prof) and 96 MB more memory for the
- * process's life. One process at a time uses the embedded database (its lock), so a handful of
- * connection slots is plenty, and 32 MB of buffers holds a laptop's catalogue many times over.
+ * start: much of the time an open takes, and memory held for the process's life
+ * (docs/performance.md). One process at a time uses the embedded database (its lock), so a
+ * handful of connection slots is plenty, and 32 MB of buffers holds a laptop's catalogue many
+ * times over.
  */
 export const EMBEDDED_START_PARAMS: readonly string[] = ['-c', 'shared_buffers=32MB', '-c', 'max_connections=5'];
 

@@ -6,11 +6,11 @@ import type { SqlRunner } from './sql-runner.js';
 /**
  * Applies the SQL migrations in prisma/migrations and records them in `_prisma_migrations`
  * exactly as `prisma migrate deploy` does (checksum = SHA-256 hex of migration.sql), so either
- * tool can take over from the other. We need our own because the Prisma CLI's schema engine
- * is a separately downloaded binary that is not available everywhere this service is built.
+ * tool can take over from the other. The service has its own because the Prisma CLI's schema
+ * engine is a separately downloaded binary that is not available everywhere this service is built.
  *
- * Concurrency: callers hold an advisory lock (see MIGRATION_LOCK_ID) around run(), so two
- * instances starting at once apply each migration once.
+ * Concurrency: migrate() holds an advisory lock (withMigrationLock, MIGRATION_LOCK_ID) around
+ * applyMigrations(), so two instances starting at once apply each migration once.
  */
 
 /** The key Prisma itself uses for its migration advisory lock, so the two tools exclude each other. */

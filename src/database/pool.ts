@@ -14,11 +14,11 @@ export function poolConfig(config: DatabaseConfig): pg.PoolConfig {
     connectionString: driverUrl(config.databaseUrl ?? ''),
     max: config.dbPoolMax,
     connectionTimeoutMillis: config.dbConnectTimeoutMs,
-    statement_timeout: config.dbPooler ? undefined : config.dbStatementTimeoutMs,
     // The server enforces statement_timeout, but a server that has gone silent (a network
     // partition drops packets, no reset) cannot: the pool's QueryWatch bounds every query on the
     // client side at this plus a second ("Query read timeout", a 503), so no request waits for
     // ever on a connection that will never answer. (Not pg's query_timeout: see QueryWatch.)
+    statement_timeout: config.dbPooler ? undefined : config.dbStatementTimeoutMs,
     idleTimeoutMillis: 30_000,
   };
 }
@@ -42,11 +42,10 @@ interface WatchedQuery {
  * and one interval timer per pool fails those older than the bound with pg's own error
  * ("Query read timeout"); the caller then releases the connection as broken.
  *
- * pg's `query_timeout` does the same with a timer per query, and that costs more than its
- * share: measured on Node 24 under the bench's load, it kept every request's objects alive past
- * the young generation (listPets: 3.3 KiB per request promoted to the old space, scavenges of
- * 10 ms; without it 0.1 KiB and 2 ms; `node --trace-gc-nvp`, docs/performance.md). A failure
- * is now reported between the bound and the bound plus QUERY_SWEEP_MS.
+ * Not pg's `query_timeout`, which does the same with a timer per query: under load that timer
+ * keeps every request's objects alive past the young generation, so they are promoted to the
+ * old space and scavenges grow longer (the GC traces are in docs/performance.md). The price of
+ * one timer per pool: a failure is reported between the bound and the bound plus QUERY_SWEEP_MS.
  */
 export class QueryWatch {
   private readonly queries = new InFlight<WatchedQuery>();

@@ -3,7 +3,10 @@ import { PrismaClient } from '../generated/prisma/client.js';
 import { DATABASE } from './prisma.tokens.js';
 import type { Database } from './database.js';
 
-/** The one Prisma client of the process; services reach the database only through it. */
+/**
+ * The one Prisma client of the process; services reach the database only through it (its
+ * `database` runs the statements of the service's own SQL, Database.query).
+ */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   private readonly logger = new Logger('Database');

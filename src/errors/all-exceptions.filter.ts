@@ -25,7 +25,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 
 /**
  * The one place that writes error responses: every failure, from routing to an unexpected
- * crash, leaves as the Error body `{code, message, status}` (contract, "Errors"). Framework
+ * crash, leaves as the Error body `{code, message, status}` (docs/api.md, "Errors"). Framework
  * messages, stack traces and SQL never reach the client; unexpected errors are logged in full.
  */
 @Catch()

@@ -1,4 +1,4 @@
-/** Stable, machine-readable error codes of the Error body (contract, "Errors"). */
+/** Stable, machine-readable error codes of the Error body (docs/api.md, "Errors"). */
 export const ERROR_CODES = [
   'malformed_json',
   'validation_failed',

@@ -29,7 +29,8 @@ const MESSAGES = [
   /Client has encountered a connection error/i,
   /the database system is (starting up|shutting down|in recovery mode)/i,
   /PGlite is closed/i,
-  // pg's client-side query_timeout (src/database/pool.ts): the server stopped answering.
+  // The client-side bound on queries (QueryWatch, src/database/pool.ts), in pg's own words: the
+  // server stopped answering.
   /query read timeout/i,
 ];
 

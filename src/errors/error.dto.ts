@@ -10,7 +10,7 @@ export class ErrorDetailDto {
   message: string;
 }
 
-/** The one error body of the service (interface, "Error"). */
+/** The one error body of the service (docs/api.md, "Errors"). */
 @ApiSchema({ name: 'Error' })
 export class ErrorDto {
   @ApiProperty({ enum: ERROR_CODES, description: 'Machine-readable error code.', example: 'validation_failed' })

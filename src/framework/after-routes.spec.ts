@@ -22,7 +22,7 @@ import { httpExecutionContext, useBehindRoutes } from './after-routes.js';
  * answers like the one Nest gives a guard. A failure here means an upgrade of @nestjs/core
  * changed NestApplication.init's order or ExecutionContext: requests no route answers would
  * lose their rate-limit headers, or the throttlers' functions would read a wrong context
- * (rate-limit/unmatched-routes.ts).
+ * (admission/unmatched-routes.ts).
  */
 function internal(ok: boolean, what: string): void {
   if (!ok) throw new Error(`Nest internal changed: ${what}. Re-check src/framework/after-routes.ts and rate-limit/unmatched-routes.ts.`);

@@ -9,7 +9,7 @@ import { recordHeaders } from './helmet-recorder.js';
  * Canary for helmet-recorder.ts: helmet runs synchronously and acts on a response through
  * setHeader and removeHeader alone, checked by running the real helmet on a real node:http
  * response. A failure here means a helmet upgrade changed that: the recorded headers the edge
- * replays (http/http-edge.ts) would no longer be helmet's.
+ * replays (http/http-edge.ts) would not be helmet's.
  */
 function internal(ok: boolean, what: string): void {
   if (!ok) throw new Error(`helmet internal changed: ${what}. Re-check src/framework/helmet-recorder.ts and http/http-edge.ts.`);

@@ -31,8 +31,8 @@ class ThingsController {
 class ThingsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     const pass = (_req: Request, _res: Response, next: NextFunction) => next();
-    // Every way the service (and the libraries it had) bind middleware: all paths and methods,
-    // one method on all paths, one method on one path that a route serves with that method.
+    // The ways middleware is bound through Nest's MiddlewareConsumer: all paths and methods, one
+    // method on all paths, one method on one path that a route serves with that method.
     consumer.apply(pass).forRoutes('*');
     consumer.apply(pass).forRoutes({ path: '*', method: RequestMethod.GET });
     consumer.apply(pass).forRoutes({ path: 'things/:id', method: RequestMethod.GET });

@@ -13,9 +13,9 @@ import { HealthService } from './health.service.js';
  * - /healthz: the process is up and its event loop answers. It checks no dependency, since
  *   restarting the process would not bring a database back.
  * - /readyz: this instance should receive traffic: not shutting down, the database answers,
- *   every migration on disk is applied, and Redis (with REDIS_URL) answers PING. A Redis outage
+ *   every migration on disk is applied, and Redis (when configured) answers PING. A Redis outage
  *   reports `degraded` with 200: the rate limiter then counts per instance and the service
- *   keeps serving (contract, "Rate limits"); failing readiness on every instance at once would
+ *   keeps serving (docs/api.md, "Rate limits"); failing readiness on every instance at once would
  *   turn a Redis outage into a full one. Every other failure is 503 service_unavailable with
  *   Retry-After, in the Error body. The body names what failed, never how (that is logged).
  */

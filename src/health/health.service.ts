@@ -23,7 +23,7 @@ const FAILURE_MESSAGES: Record<string, string> = {
 
 /**
  * Readiness: not shutting down, the database answers, every migration on disk is applied, and
- * Redis (with REDIS_URL) answers PING, which when it fails only degrades readiness (see
+ * Redis (when configured) answers PING, which when it fails only degrades readiness (see
  * HealthController). Logs transitions rather than every probe.
  */
 @Injectable()

@@ -16,7 +16,7 @@ export class RedisIndicator {
     private readonly redis: RedisHealth,
   ) {}
 
-  /** Whether REDIS_URL is set: without it there is nothing to check. */
+  /** Whether Redis is configured (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): else nothing to check. */
   get configured(): boolean {
     return this.redis.configured;
   }

@@ -4,7 +4,7 @@ import { ApiError, ErrorDetail } from '../errors/api-error.js';
 import { validatedProperties } from '../framework/index.js';
 
 /**
- * The global ValidationPipe, speaking the contract's error codes: a bad body is 400
+ * The global ValidationPipe, speaking the error codes of docs/api.md ("Errors"): a bad body is 400
  * `validation_failed`, a bad query or path parameter 400 `invalid_parameter`, an unexpected
  * one 400 `unknown_parameter`; each names the field in `details`.
  *
@@ -85,10 +85,10 @@ export class ApiValidationPipe extends ValidationPipe {
 
   /**
    * The memo of a @PureQuery DTO. The hot paths send the same few queries over and over
-   * (`?limit=20`), and class-transformer + class-validator cost 7-12 µs and about 5% of a
-   * listPets request's garbage (bench/validation-memo.mjs, the allocation profile in the README,
-   * "Performance"). Only accepted queries are remembered (each refusal gets the full validation
-   * and its own error), at most MAX_REMEMBERED_QUERIES per DTO, least recently used dropped.
+   * (`?limit=20`), and class-transformer + class-validator cost CPU and garbage on every one
+   * (bench/validation-memo.mjs measures it; docs/performance.md). Only accepted queries are
+   * remembered (each refusal gets the full validation and its own error), at most
+   * MAX_REMEMBERED_QUERIES per DTO, least recently used dropped.
    */
   private memoOf(metatype: object): LRUCache<string, Readonly<Record<string, unknown>>> | undefined {
     if ((metatype as Record<symbol, unknown>)[PURE_QUERY] !== true) return undefined;

@@ -8,7 +8,7 @@ import { stringifyJson } from '../json/json-codec.js';
  * Requests Node's HTTP server refuses before any route sees them: headers over the size limit
  * (16 KiB), malformed HTTP, a client too slow to send its headers (HEADERS_TIMEOUT_MS) or its
  * request (REQUEST_TIMEOUT_MS), an Expect header Node does not know. Node would answer with a
- * bare status line; these get the Error body like every other error (contract, "Errors"), and
+ * bare status line; these get the Error body like every other error (docs/api.md, "Errors"), and
  * the connection is closed.
  *
  * The codes: 431 and 413 alike are `payload_too_large`, malformed HTTP is `validation_failed` (as

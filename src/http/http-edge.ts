@@ -47,8 +47,8 @@ export function corsOptions(config: CorsConfig): NonNullable<Parameters<INestApp
  * allows nothing at all, and it gets only the headers that mean something on a JSON response
  * (OWASP's REST list: CSP, HSTS, nosniff, frame denial, plus referrer and resource policies);
  * the ones made for HTML documents or old browsers (COOP, Origin-Agent-Cluster, DNS prefetch,
- * IE's download and XSS filters, Flash's cross-domain policies) are left off: every API
- * response carried their ~200 bytes for nothing. Swagger UI at /docs loads its own scripts,
+ * IE's download and XSS filters, Flash's cross-domain policies) are left off: they would add
+ * bytes to every API response for nothing. Swagger UI at /docs loads its own scripts,
  * styles and images and fetches /openapi.json, so it gets helmet's default policy for pages
  * instead, without upgrade-insecure-requests (which would break the page served over plain
  * HTTP locally).
@@ -106,11 +106,11 @@ export function applyHeaders(res: ServerResponse, headers: RecordedHeaders): voi
 export type RequestFinished = (req: Request, res: Response, durationMs: number) => void;
 
 /**
- * The first and only middleware every request passes through before routing: it gives the
- * request its id (req.id, echoed in X-Request-Id, on errors too, so a client can quote it),
- * its security headers, and one 'close' listener that reports it, with its duration, to the
- * access log and the metrics once the response is over. One closure and one listener per
- * request, where there were a middleware and a listener for each concern.
+ * The first middleware every request passes through (CORS, when enabled, comes after it): it
+ * gives the request its id (req.id, echoed in X-Request-Id, on errors too, so a client can quote
+ * it), its security headers, its trace span, and one 'close' listener that reports it, with its
+ * duration, to the access log and the metrics once the response is over. One middleware and one
+ * listener per request whatever the number of concerns, since each costs on every request.
  */
 export function requestEdge(onStart: () => void, onFinished: RequestFinished) {
   const headers = edgeHeaders();

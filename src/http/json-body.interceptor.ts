@@ -6,7 +6,7 @@ import { Observable } from 'rxjs';
 import { ApiError } from '../errors/api-error.js';
 import { JsonSyntaxError, JsonTooDeepError, MAX_JSON_DEPTH, parseJson } from '../json/json-codec.js';
 
-/** Largest accepted request body (contract: 16 KiB, else 413). */
+/** Largest accepted request body: 16 KiB, else 413 (docs/api.md, "Requests"). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);

@@ -13,9 +13,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  *
  * A plain value is written in one step (status, type, length, end): Express's res.send does
  * the same after work this API never needs (type sniffing, charset rewriting, ETag and
- * freshness checks: ETags are off). Before, a global rxjs interceptor serialised every result
- * and res.send wrote it (docs/performance.md). Strings (an idempotent replay, already
- * serialised), Buffers, streams and empty results keep Express's own path.
+ * freshness checks: ETags are off), on the hot path of every read (docs/performance.md).
+ * Strings (an idempotent replay, already serialised), Buffers, streams and empty results keep
+ * Express's own path.
  */
 export class JsonExpressAdapter extends ExpressAdapter {
   constructor() {

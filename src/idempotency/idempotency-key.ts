@@ -3,7 +3,7 @@ import { parseItem } from 'structured-headers';
 import { ApiError } from '../errors/api-error.js';
 import { canonicalJson, JsonTooDeepError, MAX_JSON_DEPTH } from '../json/json-codec.js';
 
-/** The request header (contract, "Requests"). */
+/** The request header (docs/api.md, "Idempotent retries"). */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** The response header of a replayed response. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -30,7 +30,7 @@ function invalidKey(message: string): ApiError {
  *
  * - the IETF draft's (draft-ietf-httpapi-idempotency-key-header-07): a Structured Field
  *   string, `"8e03…"`, with `\"` and `\\` escaped (RFC 8941 sf-string), preferred;
- * - the bare key, `8e03…`, as clients sent it before the draft.
+ * - the bare key, `8e03…`, for clients that do not quote it.
  *
  * A header that starts with a double quote is the quoted form and must be a well-formed
  * sf-string (parsed by structured-headers; Structured Field parameters after it are ignored,

@@ -19,8 +19,8 @@ export function idempotentCallOf(req: Request): IdempotentCall | undefined {
 
 /**
  * Idempotency-Key for the operation it decorates (see @Idempotent). Runs after the guards (so
- * the API key is known, and every answer carries the rate-limit headers) and after the global
- * body interceptor (so the body is parsed):
+ * the API key is known, and every answer carries the rate-limit headers) and after
+ * JsonBodyInterceptor (@JsonBody() sits below @Idempotent(), so the body is parsed):
  *
  * - no header: the handler runs as usual;
  * - a malformed key: 400 invalid_parameter;

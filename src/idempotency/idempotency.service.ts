@@ -7,7 +7,7 @@ import { stringifyJson } from '../json/json-codec.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../database/prisma.service.js';
 
-/** How long a key is remembered (contract: 24 hours). */
+/** How long a key is remembered: 24 hours (docs/api.md, "Idempotent retries"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
  * A claim still in flight after this long belongs to a request that cannot be running any more

@@ -7,7 +7,7 @@ import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotenc
 import { IDEMPOTENT_OPERATION, idempotentCallOf, IdempotencyInterceptor } from './idempotency.interceptor.js';
 
 /**
- * Makes an operation accept Idempotency-Key (contract, "Requests"), and documents the header
+ * Makes an operation accept Idempotency-Key (docs/api.md, "Idempotent retries"), and documents the header
  * with its 409 and 422 in the OpenAPI document. `operation` names the operation in the
  * request fingerprint. The handler records its response through @IdempotentCallParam().
  */

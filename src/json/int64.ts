@@ -1,4 +1,4 @@
-/** The largest int64: the upper bound of every identifier (contract, "Identifiers"). */
+/** The largest int64: the upper bound of every identifier (docs/api.md, "Identifiers (int64)"). */
 export const INT64_MAX = 9223372036854775807n;
 
 const DECIMAL = /^[1-9][0-9]{0,18}$/;

@@ -112,7 +112,10 @@ describe('lossless JSON codec', () => {
   });
 });
 
-/** The canonical writer idempotency fingerprints were computed with before it joined the codec. */
+/**
+ * A plain reference writer of the canonical form: the fingerprints stored in idempotency_keys
+ * hash this text, so canonicalJson must write exactly the same, or stored keys would stop matching.
+ */
 function previousCanonical(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   switch (typeof value) {

@@ -1,7 +1,7 @@
 import { isInteger, parse, stringify } from 'lossless-json';
 
 /**
- * Lossless JSON for request and response bodies (contract, "Identifiers (int64)").
+ * Lossless JSON for request and response bodies (docs/api.md, "Identifiers (int64)").
  *
  * `JSON.parse` turns 9007199254740993 into 9007199254740992, so bodies are parsed with
  * lossless-json: an integer literal that does not fit a double exactly becomes a `bigint`,
@@ -82,17 +82,17 @@ export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
  * document, request fingerprints). Writes `bigint` values as exact JSON numbers: the output of
  * lossless-json's `stringify`, which stays the reference (json-codec.spec.ts compares the two).
  *
- * Every response body passes through here, so the common case (plain objects and arrays of
- * strings, numbers, bigints, booleans and null, such as a page of Pets) has a direct writer,
- * about twice as fast as the generic one (profiled under `npm run bench`); anything else (a
- * Date, a class instance, an object with toJSON) is handed to lossless-json unchanged. An
- * InexactNumber is written as the number text it was parsed from.
+ * Every response body passes through here, so the common case takes the shortest path: a body
+ * of plain objects and arrays of strings, numbers, booleans and null (a page of Pets) is
+ * written by the runtime's JSON.stringify, and one with bigints too where JSON.rawJSON exists.
+ * Anything else goes through the writer below, which hands what it does not know (a Date, a
+ * class instance, an object with toJSON) to lossless-json unchanged. An InexactNumber is
+ * written as the number text it was parsed from.
  */
 export function stringifyJson(value: unknown): string {
-  // Most bodies hold only strings, numbers, booleans, null, arrays and plain objects: V8's own
-  // JSON.stringify writes those in one flat string, where the writer below builds one string per
-  // value and concatenates them (about 9 KB of garbage and a few µs per page of 20 animals;
-  // docs/performance.md). Bodies with int64 beyond 2^53 (bigint) take JSON.rawJSON where the
+  // JSON.stringify writes a plain body in one native pass, where the writer below builds one
+  // string per value and concatenates them: garbage and CPU on every response
+  // (docs/performance.md). Bodies with int64 beyond 2^53 (bigint) take JSON.rawJSON where the
   // runtime has it (Node 22+), and the writer otherwise, as does anything else.
   const kind = bodyKind(value, 0);
   if (kind === PLAIN) return (JSON.stringify(value) as string | undefined) ?? 'null';
@@ -112,7 +112,7 @@ const OTHER = 2;
 const SCAN_DEPTH = 16;
 
 /**
- * Whether V8's JSON.stringify writes `value` exactly as the writer would: PLAIN for primitives
+ * Whether JSON.stringify writes `value` exactly as the writer would: PLAIN for primitives
  * other than bigint, arrays and plain objects of them; WITH_BIGINT when bigints are the only
  * exception; OTHER for anything else (class instances, toJSON, functions, symbols, deep nesting).
  */

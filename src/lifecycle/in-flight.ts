@@ -4,17 +4,15 @@ const SLOT = Symbol('animal-store.in-flight.slot');
 type Tracked = object & { [SLOT]?: number };
 
 /**
- * The requests in flight, as a dense array with each item's index on the item: add and delete
- * are O(1) (the last item moves into the freed slot) and allocate nothing once the array has
- * grown to the peak concurrency.
+ * Items in flight (the responses the shutdown drain waits for, the queries QueryWatch bounds),
+ * as a dense array with each item's index on the item: add and delete are O(1) (the last item
+ * moves into the freed slot) and allocate nothing once the array has grown to the peak
+ * concurrency.
  *
- * Not a Set, on purpose. With the responses in a Set (one add and one delete per request),
- * each request's objects outlived the young generation whenever it waited for I/O: about 6 MB
- * promoted per scavenge at 2,500 req/s, 20 ms scavenge pauses and an old generation growing by
- * 20 MB/s on Node 24 (`node --trace-gc-nvp`, docs/performance.md); with this array, none. The
- * likely cause: a Set rehashes every few dozen deletions, and V8 links each old hash table,
- * entries and all, to its successor for the iterators it may still have, so the dead tables
- * that reached the old generation keep what they point to alive until a full GC.
+ * Not a Set, on purpose: with one add and one delete per request, a Set keeps each request's
+ * objects alive past the young generation whenever it waits for I/O, so they are promoted to
+ * the old space, scavenges grow longer and the old generation grows until a full GC (the GC
+ * traces are in docs/performance.md). This array keeps nothing of an item once it is deleted.
  */
 export class InFlight<T extends object> {
   private readonly items: (T & Tracked)[] = [];

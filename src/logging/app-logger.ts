@@ -50,7 +50,7 @@ export interface AppLoggerOptions {
  * (the line holds no header), no serializers. It is written by hand with exactly the fields
  * and the format pino writes (level label, ISO time, pid, hostname, msg), JSON-escaped where a
  * value comes from the client, into the same asynchronous destination as pino's own lines, so
- * the stream stays one sequence of JSON lines. Measured in bench/ (docs/performance.md).
+ * the stream stays one sequence of JSON lines. What this saves is in docs/performance.md.
  */
 export class AppLogger {
   readonly pino: Logger;
@@ -173,9 +173,9 @@ export const LOG_FLUSH_MS = 100;
  * Why not sonic-boom's own `minLength`: it appends each line to one growing string and measures
  * that whole string (Buffer.byteLength) on every write, work that grows with the batch; here a
  * batch is joined once. And why batch at all: each asynchronous write costs a hand-off to
- * libuv's thread pool, about 30 µs of CPU on this machine whatever its size (bench/log-writes.mjs:
- * batches of 1, 14, 50 and 160 lines cost about 30, 3, 1 and 0.5 µs per line), and under load
- * the writes went out every few lines (docs/performance.md).
+ * libuv's thread pool whatever its size, so the CPU per line falls as batches grow, and under
+ * load an unbatched stream writes every few lines (bench/log-writes.mjs measures it;
+ * docs/performance.md).
  */
 export class BatchedDestination implements DestinationStream {
   private lines: string[] = [];

@@ -12,8 +12,8 @@ export async function createAppLogger(config: LoggingConfig, destination?: Desti
 
 /**
  * Structured logs: JSON lines on stdout (pretty in development), one access line per request
- * (written by the request edge, src/http/http-edge.ts) and every log of the process:
- * configureApp makes Nest's Logger write through AppLogger.
+ * (reported by the request edge, src/http/http-edge.ts, and written by configureApp) and every
+ * log of the process: configureApp makes Nest's Logger write through AppLogger.
  */
 @Global()
 @Module({

@@ -8,8 +8,8 @@ import { checkMetricsToken, digest } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';
 
 /**
- * With METRICS_PORT, /metrics is served by a small listener of its own on that port (and no
- * longer on PORT), so the operator can keep it on the internal network while the API is public.
+ * With METRICS_PORT, /metrics is served by a small listener of its own on that port (and not
+ * on PORT), so the operator can keep it on the internal network while the API is public.
  * It answers GET and HEAD /metrics only (METRICS_TOKEN still applies when set); anything else
  * gets the usual Error body. Plain node:http: one route needs neither Nest nor Express.
  */

@@ -53,7 +53,7 @@ export function buildOpenApiDocument(app: INestApplication, config: PublicUrlsCo
   });
   doc.info.contact = { ...CONTACT }; // DocumentBuilder writes an empty url
   documentRateLimitHeaders(doc);
-  // Both servers end in the version segment (contract, "Addresses and versions"), so paths
+  // Both servers end in the version segment (docs/api.md, "Addresses and versions"), so paths
   // are written relative to it: /pets, not /v1/pets.
   doc.paths = Object.fromEntries(
     Object.entries(doc.paths).map(([p, item]) => [p.startsWith('/v1/') ? p.slice(3) : p, item]),

@@ -1,9 +1,10 @@
 /**
- * The rules of an animal's name (README, "Using the API"), as one function of its text, shared
+ * The rules of an animal's name (docs/api.md, "Requests"), as one function of its text, shared
  * by the NewPet validation and its tests.
  *
  * - Length is counted in Unicode code points, as PostgreSQL counts the characters of
- *   `varchar(255)` in a UTF-8 database: variation selectors, combining marks and astral characters count once, so they are here (validator.js's isLength skips U+FE0E/U+FE0F).
+ *   `varchar(255)` in a UTF-8 database: variation selectors, combining marks and astral
+ *   characters count once, so they are here (validator.js's isLength skips U+FE0E/U+FE0F).
  * - Refused anywhere: control characters (`\p{Cc}`: C0, DEL, C1 such as U+0085 NEL and U+009B
  *   CSI), unpaired surrogates (not encodable as UTF-8), the line and paragraph separators
  *   U+2028/U+2029, and the bidirectional embedding, override and isolate controls

@@ -36,8 +36,8 @@ export function createRateLimitStore(
 export class RateLimitStoreModule {}
 
 /**
- * Plan rate limits (README, "Rate limits"). ThrottlerModule holds the two named windows and our
- * store as its storage; RateLimiter counts a request with them, for the admission module.
+ * Plan rate limits (docs/rate-limits.md). ThrottlerModule holds the two named windows and the
+ * service's store as its storage; RateLimiter counts a request with them, for the admission module.
  */
 @Module({
   imports: [

@@ -6,7 +6,7 @@ type HeaderObject = {
 };
 type Response = { headers?: Record<string, HeaderObject | { $ref: string }> };
 
-/** The rate-limit headers every /v1 response carries (contract, "Rate limits"). */
+/** The rate-limit headers every /v1 response carries (docs/api.md, "Rate limits"). */
 export const RATE_LIMIT_HEADER_DOCS: Record<string, HeaderObject> = {
   'X-RateLimit-Limit': {
     description:

@@ -21,7 +21,7 @@ export function counterName(subject: string): string {
  * Where the counters live (process memory or Redis). `consume` decides one request against
  * all of its windows and the ban in a single atomic step (one Redis round trip). The store is
  * also handed to ThrottlerModule as its `storage`, so the stock in-memory storage (a timer per
- * hit) is never created; `increment` keeps @nestjs/throttler's storage contract on top of
+ * hit) is never created; `increment` implements @nestjs/throttler's ThrottlerStorage on top of
  * `consume` for anything that calls it directly.
  */
 export abstract class RateLimitStore implements ThrottlerStorage {

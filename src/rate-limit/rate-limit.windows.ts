@@ -9,7 +9,7 @@
  * one window's allowance in its last second and the next window's in the following second.
  */
 
-/** One window of a request, as the guard resolved it from the named throttlers. */
+/** One window of a request, as RateLimiter resolved it from the named throttlers. */
 export interface WindowSpec {
   /** Throttler name (`minute`, `day`). */
   name: string;
@@ -90,9 +90,9 @@ export interface RateLimitHeaders {
 }
 
 /**
- * The headers of a decided request: the contract's X-RateLimit-* triple and the IETF fields of
- * draft-ietf-httpapi-ratelimit-headers-11, which say the same thing in the form new client
- * libraries and gateways read:
+ * The headers of a decided request: the X-RateLimit-* triple (docs/api.md, "Rate limits") and
+ * the IETF fields of draft-ietf-httpapi-ratelimit-headers-11, which say the same thing in the
+ * form new client libraries and gateways read:
  *
  *     RateLimit-Policy: "minute";q=60;w=60, "day";q=1000;w=86400    every window: quota, seconds
  *     RateLimit: "minute";r=59;t=41                                  the triple's window: left, seconds to reset

@@ -86,8 +86,9 @@ export interface RateLimitDecision {
 
 /**
  * Counts requests against their subject in every window of ThrottlerModule's named throttlers,
- * with one call of ThrottlerModule's storage (our RateLimitStore: at most one Redis round trip
- * for both windows and the ban), and says what the contract's headers and 429s say about it.
+ * with one call of ThrottlerModule's storage (the service's RateLimitStore: at most one Redis
+ * round trip for both windows and the ban), and says what the headers and 429s of docs/api.md
+ * ("Rate limits") say about it.
  */
 @Injectable()
 export class RateLimiter {

@@ -18,10 +18,11 @@ import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from
  * Each window is one hash under a fixed name per subject: `s` its start, `c` its count, `r` the
  * rejections of its limited period; a hash whose start is not the current window's counts as
  * empty and is overwritten. So a subject holds a fixed number of keys, and eviction can be
- * steered (README, "Redis memory"): an API key's keys never expire (`persistent`, bounded by the
- * keys issued), so no volatile-* policy can evict them; an address's counters expire with their
- * windows (plus a grace period for clock skew), and its ban a day after the longest window, so
- * under volatile-ttl a flood of fresh addresses evicts other addresses' counters first.
+ * steered (docs/rate-limits.md, "Redis memory"): an API key's keys never expire (`persistent`,
+ * bounded by the keys issued), so no volatile-* policy can evict them; an address's counters
+ * expire with their windows (plus a grace period for clock skew), and its ban a day after the
+ * longest window, so under volatile-ttl a flood of fresh addresses evicts other addresses'
+ * counters first.
  *
  * Leases: an allowed request may take up to `leaseMax` counts at once, but only as many as
  * leave every window `headroom` times that much room (grant = min(leaseMax, floor(room /
@@ -154,11 +155,11 @@ export interface RedisStoreOptions {
 const OUTCOMES: Outcome[] = ['allowed', 'limited', 'banned'];
 
 /**
- * Counters in Redis, shared by every instance: one EVALSHA per request for both windows and
- * the ban. When Redis cannot answer, requests are decided by this instance's memory store
- * instead (logged once per outage) until Redis answers again; nothing waits for Redis longer
- * than the command timeout, and commands are never queued or resent (a resent script would
- * count a request twice).
+ * Counters in Redis, shared by every instance: at most one EVALSHA per request for both windows
+ * and the ban, none while a lease lasts. When Redis cannot answer, requests are decided by this
+ * instance's memory store instead (logged once per outage) until Redis answers again; nothing
+ * waits for Redis longer than the command timeout, and commands are never queued or resent (a
+ * resent script would count a request twice).
  */
 export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('RateLimit');

@@ -1,4 +1,7 @@
-/** Injectable source of the current time, so tests can move past the getPet sunset. */
+/**
+ * Injectable source of the current time, so tests can move it: past the getPet sunset, across
+ * rate-limit windows, beyond a key's expiry or an Idempotency-Key's 24 hours.
+ */
 export abstract class Clock {
   abstract now(): Date;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit
 import { tracingConfig, type TracingConfig } from '../config/tracing.config.js';
 import { startTracing } from './tracing.js';
 
-/** Starts exporting traces with the app (when OTEL_EXPORTER_OTLP_ENDPOINT is set) and flushes them at shutdown. */
+/** Starts exporting traces with the app (when an OTLP endpoint is configured) and flushes them at shutdown. */
 @Injectable()
 export class TracingLifecycle implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Tracing');

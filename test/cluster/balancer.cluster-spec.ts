@@ -21,7 +21,7 @@ import { Answer, Load, LoadFigures, send } from './load.js';
  * Needs PostgreSQL and Redis (DATABASE_URL and REDIS_URL, by default the machine's at
  * 127.0.0.1:5432 and :6379) and the haproxy binary. SHUTDOWN_DELAY_MS and HAPROXY_CHECK_INTER /
  * HAPROXY_CHECK_FASTINTER set around the test reach the instances and the balancer, to show
- * what a broken drain does (README, "Rolling deploys behind HAProxy").
+ * what a broken drain does (docs/deployment.md, "Rolling deploys behind HAProxy").
  */
 process.env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/postgres';
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
@@ -448,7 +448,7 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
     // The load: failures bounded by what was in flight when the instance died, plus at most one
     // per client connection: with `http-reuse never` a client connection is tied to its instance's,
     // and a create without an Idempotency-Key sent on it as HAProxy closes it after the kill gets
-    // "socket hang up" and is rightly not repeated (seen once in CI: 1 such failure, 0 in flight).
+    // "socket hang up" and is rightly not repeated.
     expect(f.operationsFailed).toBeLessThanOrEqual(inFlightAtKill + CLIENTS);
     expectStoredOnce(f, new Map([...found].filter(([name]) => !name.startsWith('kill-held-'))));
   }, 150_000);

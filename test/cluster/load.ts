@@ -78,14 +78,14 @@ export interface LoadOptions {
   /** No new operation starts after this many, nor after this long: every run is bounded. */
   maxOperations: number;
   maxDurationMs: number;
-  /** How long one create may keep retrying (README: same key, same body, after Retry-After). */
+  /** How long one create may keep retrying (same key, same body, after Retry-After: docs/api.md, "Idempotent retries"). */
   createRetryBudgetMs: number;
 }
 
 /**
  * Steady traffic through the balancer, as well-behaved clients send it: lists (with a status
  * filter now and then), gets of known pets, creates with an Idempotency-Key, retried with the
- * same key and body after a dropped connection, a 5xx, a 409 or a 429 (README, "Idempotent
+ * same key and body after a dropped connection, a 5xx, a 409 or a 429 (docs/api.md, "Idempotent
  * retries"), and a few creates without one, never retried. Lists and gets are not retried
  * either, so every failed exchange is counted as it happened.
  */
@@ -212,7 +212,7 @@ export class Load {
   }
 
   /**
-   * A create; with an Idempotency-Key it is retried as the README says, without one (as some
+   * A create; with an Idempotency-Key it is retried as docs/api.md says, without one (as some
    * clients send it) it is sent once: a retry could store the pet twice.
    */
   private async create(agent: http.Agent, withKey: boolean): Promise<boolean> {
@@ -236,7 +236,7 @@ export class Load {
         this.knownIds.push(id);
         return true;
       }
-      // README: a dropped connection, 409 in flight, 429 and 503 are retried with the same key
+      // docs/api.md: a dropped connection, 409 in flight, 429 and 503 are retried with the same key
       // and body after Retry-After; so are the balancer's 502 and 504 (no answer from an
       // instance). Anything else is a client error, not retried.
       const retryable = withKey && (answer.status === 0 || [409, 429, 502, 503, 504].includes(answer.status));

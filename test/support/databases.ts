@@ -104,7 +104,7 @@ export async function createTestDatabase(
 
 /**
  * A migrated embedded DATA_DIR to copy: initialising a PGlite directory (its initdb) and
- * migrating it takes seconds of CPU, copying one (40 MB) a fraction of that. Made once per
+ * migrating it takes seconds of CPU, copying one a fraction of that. Made once per
  * PGlite version and set of migrations in .tmp, by the project's own openEmbedded (exactly what
  * a first start leaves before the app runs), and closed cleanly before anything copies it.
  * Suites that need a first start on an empty DATA_DIR ask for `migrate: false`. Jest processes

@@ -9,7 +9,7 @@ export interface AnswerLike {
 }
 
 /**
- * The one error body of the service (interface, "Error"): JSON, exactly `code`, a non-empty
+ * The one error body of the service (docs/api.md, "Errors"): JSON, exactly `code`, a non-empty
  * `message`, `status` equal to the HTTP status, and `details` only as field/message pairs.
  * Returns the body for further checks.
  */

@@ -7,7 +7,7 @@ import { freePort } from './built-service.js';
 import { watchChild } from './child-process.js';
 import { waitFor } from './wait-for.js';
 
-/** The balancer's configuration as shipped (README, "Rolling deploys behind HAProxy"). */
+/** The balancer's configuration as shipped (docs/deployment.md, "Rolling deploys behind HAProxy"). */
 export const HAPROXY_CONFIG = path.resolve('deploy/haproxy/haproxy.cfg');
 
 /** One server's line of HAProxy's `show stat`, with the columns the cluster test reads. */

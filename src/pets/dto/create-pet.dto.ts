@@ -6,7 +6,7 @@ import { NAME_MAX_CODE_POINTS } from '../pet-name.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
 import { IsPetName } from './is-pet-name.js';
 
-/** The request body of createPet (interface, "NewPet"). Unknown fields, `id` included, are refused. */
+/** The request body of createPet (docs/api.md, "Requests"). Unknown fields, `id` included, are refused. */
 @ApiSchema({ name: 'NewPet' })
 export class CreatePetDto {
   @ApiProperty({
