@@ -1,9 +1,8 @@
 // The raw baseline of `npm run bench`: the three pet operations on node:http + pg, with the
 // service's SQL as named prepared statements, and nothing else: no framework, no auth, no rate
-// limiter, no logging. The reads are the service's PET_SQL text (src/pets/pets.service.ts; the
-// bench passes the built service's text in BENCH_PET_SQL, so the two cannot drift). The insert
-// is the statement Prisma 7 generates for pet.create (captured with Prisma's query log): the
-// same INSERT … RETURNING as PET_SQL.insert, with schema-qualified names.
+// limiter, no logging. Its statements are the service's PET_SQL text, the insert included
+// (src/pets/pets.service.ts; the bench passes the built service's text in BENCH_PET_SQL, so the
+// two cannot drift).
 // It answers the same shapes as the service (bare array, Link / Location headers, int64 ids
 // as exact JSON numbers) so that the two do comparable work per request.
 //
@@ -36,9 +35,10 @@ const SQL = {
     ]),
   ),
   get: `${COLUMNS} WHERE "id" = $1`,
+  insert:
+    'INSERT INTO "pets" ("name", "category_id", "status", "created_at", "updated_at") VALUES ($1, $2, CAST($3::text AS "PetStatus"), $4, $5) ' +
+    'RETURNING "id", "name", "category_id" AS "categoryId", "status"::text AS "status"',
   ...(process.env.BENCH_PET_SQL ? JSON.parse(process.env.BENCH_PET_SQL) : {}),
-  create:
-    'INSERT INTO "public"."pets" ("name","category_id","status","created_at","updated_at") VALUES ($1,$2,CAST($3::text AS "public"."PetStatus"),$4,$5) RETURNING "public"."pets"."id", "public"."pets"."name", "public"."pets"."category_id", "public"."pets"."status"::text',
 };
 const run = (name, values) => pool.query({ name, text: SQL[name], values }).then((r) => r.rows);
 
@@ -49,7 +49,7 @@ const positiveInt64 = (text) => (DECIMAL.test(text) && BigInt(text) <= INT64_MAX
 
 // pg returns int8 columns as decimal strings, so ids are written out exactly.
 const petJson = (r) =>
-  `{"id":${r.id},"name":${JSON.stringify(r.name)},"categoryId":${r.categoryId ?? r.category_id},"status":"${r.status}"}`;
+  `{"id":${r.id},"name":${JSON.stringify(r.name)},"categoryId":${r.categoryId},"status":"${r.status}"}`;
 
 function send(res, status, body, headers = {}) {
   res.writeHead(status, {
@@ -108,7 +108,7 @@ async function createPet(req, res) {
     return fail(res, 400, 'validation_failed', 'bad pet');
   }
   const now = new Date();
-  const [row] = await run('create', [name, category, status, now, now]);
+  const [row] = await run('insert', [name, category, status, now, now]);
   send(res, 201, petJson(row), { Location: `${BASE}/pets/${row.id}` });
 }
 
