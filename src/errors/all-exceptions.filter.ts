@@ -60,8 +60,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       requestContext(req).databaseError = 'unavailable';
       this.log(req, 'warn', `database unavailable: ${describe(exception)}`);
-      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
-        'Retry-After': String(DB_RETRY_AFTER_SECONDS),
+      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', {
+        headers: { 'Retry-After': String(DB_RETRY_AFTER_SECONDS) },
       });
     }
     if (exception instanceof HttpException) {
@@ -69,8 +69,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (status === HttpStatus.NOT_FOUND && isRouterNotFound(exception)) {
         const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance(), req.path);
         if (allowed.length > 0) {
-          return new ApiError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, undefined, {
-            Allow: allowed.join(', '),
+          return new ApiError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, {
+            headers: { Allow: allowed.join(', ') },
           });
         }
         return new ApiError(404, 'route_not_found', `No route matches ${req.method} ${req.path}.`);

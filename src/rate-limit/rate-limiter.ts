@@ -151,8 +151,7 @@ export class RateLimiter {
         429,
         'api_key_temporarily_banned',
         `Too many requests were sent while rate limited: ${who} is banned for ${retryAfter} more seconds.`,
-        undefined,
-        headers,
+        { headers },
       );
     }
     const exhausted = result.windows
@@ -162,8 +161,7 @@ export class RateLimiter {
       429,
       'rate_limit_exceeded',
       `Rate limit exceeded for ${who} (${exhausted.join(', ')}); retry after ${retryAfter} seconds.`,
-      undefined,
-      headers,
+      { headers },
     );
   }
 }
