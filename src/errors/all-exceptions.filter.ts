@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { AppLogger } from '../logging/app-logger.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-errors.js';
-import { requestContext } from '../http/request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import { allowedMethods, isRouterNotFound } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
 

@@ -12,7 +12,7 @@ import type { Principal } from '../auth/auth.types.js';
 import type { Limits } from '../auth/plans.js';
 import { PLAN_LIMITS } from '../auth/plans.js';
 import { ApiError } from '../errors/api-error.js';
-import { requestContext } from '../http/request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
 import { Clock } from '../time/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
