@@ -11,9 +11,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the postinstall hook would generate the Prisma client before the schema
 # is copied; it runs explicitly below instead.
-# The lockfile was made where the registry lacks some platforms' optional binaries, which npm ci
-# then refuses (npm/cli#4828); npm install from the same lockfile keeps its versions.
-RUN npm ci --ignore-scripts || npm install --ignore-scripts --no-audit --no-fund
+RUN npm ci --ignore-scripts
 COPY prisma.config.ts tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY prisma ./prisma
@@ -28,8 +26,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN (npm ci --omit=dev --ignore-scripts || npm install --omit=dev --ignore-scripts --no-audit --no-fund) \
-    && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 # dist/ holds the generated Prisma client too (compiled from src/generated/prisma).
 COPY --from=build /app/dist ./dist
 COPY prisma/migrations ./prisma/migrations

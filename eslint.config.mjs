@@ -1,14 +1,30 @@
 // Lint that catches async mistakes (floating and misused promises) with type information.
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /*
  * Import boundaries of src/ (ARCHITECTURE.md). The kernel is what every request passes through
- * and what features build on; it never imports a feature. A feature imports the kernel and only
- * the features listed for it here; nothing imports the application shell (app.module,
- * app.factory, main). Checked on import paths with ESLint's own no-restricted-imports.
+ * and what features build on; it never imports a feature, and a kernel folder imports only the
+ * kernel folders listed for it here. A feature imports the kernel and only the features listed
+ * for it here; nothing imports the application shell (app.module, app.factory, main). Checked on
+ * import paths with ESLint's own no-restricted-imports; the lists themselves must have no cycle.
  */
-const KERNEL = ['config', 'database', 'deprecation', 'errors', 'framework', 'http', 'json', 'lifecycle', 'logging', 'redis', 'time', 'tracing'];
+const KERNEL = {
+  config: [],
+  database: ['config', 'lifecycle', 'tracing'],
+  deprecation: ['config', 'errors', 'time'],
+  errors: ['framework', 'json', 'logging', 'request-context'],
+  framework: [],
+  http: ['config', 'errors', 'framework', 'json', 'request-context', 'tracing'],
+  json: [],
+  lifecycle: ['config'],
+  logging: ['config'],
+  redis: ['config'],
+  'request-context': [],
+  time: [],
+  tracing: ['config'],
+};
 const FEATURES = {
   auth: [],
   'rate-limit': ['auth', 'metrics'],
@@ -21,6 +37,32 @@ const FEATURES = {
   cli: ['auth'],
 };
 const SHELL = ['**/app.module*', '**/app.factory*', '**/main*'];
+
+/** Every folder with the folders it may import: a feature may import the whole kernel. */
+const MAP = {
+  ...KERNEL,
+  ...Object.fromEntries(Object.entries(FEATURES).map(([f, allowed]) => [f, [...Object.keys(KERNEL), ...allowed]])),
+};
+const assertAcyclic = (map) => {
+  const done = new Set();
+  const visit = (folder, path) => {
+    if (path.includes(folder)) {
+      const cycle = [...path.slice(path.indexOf(folder)), folder].join(' -> ');
+      throw new Error(`eslint.config.mjs: the import map of src/ has a cycle: ${cycle}. Move code so that one of these imports goes.`);
+    }
+    if (!(folder in map)) throw new Error(`eslint.config.mjs: ${path.at(-1)} lists ${folder}, which is not in KERNEL or FEATURES.`);
+    if (done.has(folder)) return;
+    for (const next of map[folder]) visit(next, [...path, folder]);
+    done.add(folder);
+  };
+  for (const folder of Object.keys(map)) visit(folder, []);
+};
+assertAcyclic(MAP);
+const unlisted = readdirSync(`${import.meta.dirname}/src`, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && d.name !== 'generated' && !(d.name in MAP))
+  .map((d) => `src/${d.name}`);
+if (unlisted.length > 0) throw new Error(`eslint.config.mjs: add ${unlisted.join(', ')} to KERNEL or FEATURES.`);
+
 const boundary = (folder, allowed) => ({
   files: [`src/${folder}/**/*.ts`],
   ignores: [`src/${folder}/**/*.spec.ts`],
@@ -29,13 +71,16 @@ const boundary = (folder, allowed) => ({
       'error',
       {
         patterns: [
-          ...Object.keys(FEATURES)
+          ...Object.keys(MAP)
             .filter((f) => f !== folder && !allowed.includes(f))
             .map((f) => ({
               group: [`../**/${f}/*`],
-              message: KERNEL.includes(folder)
-                ? `src/${folder} is kernel: it never imports a feature (src/${f}). See ARCHITECTURE.md.`
-                : `src/${folder} may not import src/${f}: features import the kernel and only the features listed in eslint.config.mjs.`,
+              message:
+                f in KERNEL
+                  ? `src/${folder} may not import src/${f}: a kernel folder imports only the kernel folders listed for it in eslint.config.mjs, which have no cycle.`
+                  : folder in KERNEL
+                    ? `src/${folder} is kernel: it never imports a feature (src/${f}). See ARCHITECTURE.md.`
+                    : `src/${folder} may not import src/${f}: features import the kernel and only the features listed in eslint.config.mjs.`,
             })),
           { group: SHELL, message: 'Nothing imports the application shell (app.module, app.factory, main).' },
         ],
@@ -64,8 +109,7 @@ export default tseslint.config(
     files: ['**/*.cjs', '**/*.mjs', '**/*.js'],
     languageOptions: { globals: { module: 'writable', require: 'readonly', process: 'readonly', console: 'readonly' } },
   },
-  ...KERNEL.map((folder) => boundary(folder, [])),
-  ...Object.entries(FEATURES).map(([folder, allowed]) => boundary(folder, allowed)),
+  ...Object.entries(MAP).map(([folder, allowed]) => boundary(folder, allowed)),
   // CommonJS files (the Jest configs) load each other with require.
   { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 );

@@ -32,6 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { URL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { writePgbouncerIni } from '../test/support/pgbouncer-ini.mjs';
 import { createDisposableDatabase, keyFromToolOutput } from './pg-admin.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -165,25 +166,7 @@ async function startPgbouncer(serverUrl) {
   const user = decodeURIComponent(server.username) || 'postgres';
   const port = await freePort();
   const dir = tempDir('pgbouncer');
-  const ini = path.join(dir, 'pgbouncer.ini');
-  writeFileSync(path.join(dir, 'userlist.txt'), `"${user}" ""\n`);
-  writeFileSync(
-    ini,
-    [
-      '[databases]',
-      `* = host=${server.hostname} port=${server.port || 5432}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${path.join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      'max_client_conn = 500',
-      'default_pool_size = 20',
-      '',
-    ].join('\n'),
-  );
+  const ini = writePgbouncerIni(dir, { serverUrl, port });
   // In the foreground (its pid is ours to stop); as `postgres` when run as root (it refuses root).
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {

@@ -62,12 +62,11 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { AGED_PETS } from './aged-data.mjs';
 import { runAged } from './aged-run.mjs';
 import { bindAll, compare } from './compare.mjs';
-import { issueKey, manyKeys, MANY_KEYS } from './keys.mjs';
-import { gcWindow, load, measure } from './load.mjs';
+import { issueKey } from './keys.mjs';
+import { measure } from './load.mjs';
 import { explainReads, formatFullPlans, formatPlanLines } from './plans.mjs';
 import { cleanup, cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import {
@@ -81,12 +80,11 @@ import {
   quietMachineWarnings,
   scenarioNotes,
 } from './report.mjs';
-import { NORMAL_SCENARIOS, PROFILES, runsOn, SCENARIOS, SELECTED_AGED } from './scenarios.mjs';
+import { PROFILES, runsOn, SCENARIOS, SELECTED_AGED } from './scenarios.mjs';
 import {
   build,
   configSupports,
-  createDatabase,
-  migrateAndSeed,
+  prepare,
   probeFeatures,
   redisKeysUnder,
   redisVersion,
@@ -114,40 +112,13 @@ import {
   SERVER_NAMES,
   SERVERS,
   SOAK,
-  SOAK_MINUTES,
-  SOAK_SAMPLE_S,
-  SOAK_SCENARIO,
   WARMUP,
   WORK,
   distModule,
   log,
 } from './settings.mjs';
+import { soak } from './soak.mjs';
 import { computeTargets, formatTargets } from './targets.mjs';
-
-/* global setInterval, clearInterval */
-
-/**
- * The fresh database, the keys, the Redis prefix: what every mode needs before a server starts.
- * The many keys are made when a scenario to run needs them.
- */
-async function prepare(warnings, scenarios) {
-  const db = await createDatabase();
-  const many = scenarios.some((s) => s.manyKeys) ? await manyKeys() : null;
-  log(`database ${db.name} (PostgreSQL ${db.version}); migrating and seeding ${SEED_PETS} pets${many ? ` and ${MANY_KEYS} API keys` : ''}`);
-  await migrateAndSeed(db.url, many?.sql ?? '');
-  const key = issueKey({ DATABASE_URL: db.url }) ?? 'bench-no-key';
-  if (key === 'bench-no-key') warnings.push('the service has no API key tool yet: requests carry a dummy bearer token');
-  const prefix = `bench:${RUN_ID}:`;
-  const prefixSupported = configSupports('RATE_LIMIT_PREFIX');
-  if (prefixSupported) {
-    cleanups.push(async () => {
-      const { redis, keys } = await redisKeysUnder(prefix);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    });
-  }
-  return { db, key, many, prefix, prefixSupported };
-}
 
 async function main() {
   mkdirSync(WORK, { recursive: true });
@@ -394,83 +365,6 @@ async function main() {
   ];
   console.log(out.join('\n'));
 }
-
-/**
- * BENCH_SOAK: the service alone under BENCH_SOAK_SCENARIO at full load for BENCH_SOAK_MINUTES, VmRSS every
- * 10 s. A leak shows as RSS still climbing after the first minute (by then the heap has sized itself).
- */
-async function soak(warnings) {
-  const startedAt = new Date().toISOString();
-  const loadBefore = os.loadavg()[0];
-  if (loadBefore > 1.5) log(`warning: 1-minute load average ${loadBefore.toFixed(2)} before the soak`);
-  const chosen = NORMAL_SCENARIOS.find((s) => s.name === SOAK_SCENARIO);
-  if (!chosen) throw new Error(`BENCH_SOAK_SCENARIO: unknown scenario "${SOAK_SCENARIO}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`);
-  const { db, key, many, prefix, prefixSupported } = await prepare(warnings, [chosen]);
-  const port = await freePort(FIRST_PORT);
-  const service = await startServer('service', [path.join(DIST, 'main.js')], serviceEnvFor(db, port, prefix, prefixSupported), port);
-  const features = await probeFeatures(service, key);
-  if (features.keyedStatus !== 200) throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
-  const [scenario] = await bindAll([chosen], { service }, key, many?.keys);
-  const seconds = Math.round(SOAK_MINUTES * 60);
-  log(`soak: ${scenario.label} at ${CONNECTIONS} connections for ${seconds} s, VmRSS every ${SOAK_SAMPLE_S} s`);
-  const samples = [];
-  const t0 = performance.now();
-  const timer = setInterval(() => {
-    const m = memoryOf(service.child.pid);
-    const tS = Math.round((performance.now() - t0) / 1000);
-    samples.push({ tS, rssMiB: m ? Math.round(m.rss) : null });
-    log(`soak ${tS} s: RSS ${m ? Math.round(m.rss) : '?'} MiB`);
-  }, SOAK_SAMPLE_S * 1000);
-  await gcWindow(service);
-  const r = await load(service, scenario, key, seconds);
-  clearInterval(timer);
-  samples.push({ tS: Math.round((performance.now() - t0) / 1000), rssMiB: r.rssAfterMiB });
-  r.loop = await gcWindow(service);
-  await stopProcess(service.child);
-
-  // The reference is the RSS after minute one; a soak shorter than two minutes (a test of the
-  // mechanics) takes it at half time instead.
-  const refAt = Math.min(60, seconds / 2);
-  const ref = samples.find((s) => s.tS >= refAt) ?? samples[0];
-  const end = samples[samples.length - 1];
-  const growth = ref?.rssMiB && end?.rssMiB ? (end.rssMiB - ref.rssMiB) / ref.rssMiB : null;
-  const loadAfter = os.loadavg()[0];
-  warnings.push(...quietMachineWarnings(loadBefore, loadAfter));
-  const target = {
-    target: `soak: RSS at the end within 10% of the RSS after ${refAt === 60 ? 'minute one' : `${refAt} s (short soak)`}`,
-    value: growth === null ? 'n/a' : `${fmt(ref.rssMiB)} → ${fmt(end.rssMiB)} MiB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%)`,
-    met: growth === null ? null : growth <= 0.1,
-  };
-  const result = {
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    mode: 'soak',
-    settings: { minutes: SOAK_MINUTES, connections: CONNECTIONS, sampleS: SOAK_SAMPLE_S, scenario: scenario.name },
-    machine: { node: NODE_VERSION, postgres: db.version, loadAverage1m: { before: loadBefore, after: loadAfter } },
-    features,
-    run: r,
-    samples,
-    target,
-    warnings,
-  };
-  const file = path.join(RESULTS, `${startedAt.replace(/[:.]/g, '-')}-soak.json`);
-  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  console.log(
-    [
-      '',
-      `Soak — the service under ${scenario.label}, ${CONNECTIONS} connections, ${fmt(seconds)} s, Node ${NODE_VERSION} (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after)`,
-      `${fmt(r.reqPerSec)} req/s (${Object.entries(r.statusCodes).map(([c, n]) => `${c} × ${fmt(n)}`).join(', ')}), p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, p99.9 ${fmt(r.p999Ms, 1)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, CPU ${fmt(r.cpuUsPerReq)} µs/req`,
-      `GC: ${r.loop.gc.count} pauses, ${fmt(r.loop.gc.totalMs)} ms in total, longest ${fmt(r.loop.gc.maxMs, 1)} ms; event-loop delay p50 ${fmt(r.loop.eventLoopDelayMs.p50, 1)} ms, p99 ${fmt(r.loop.eventLoopDelayMs.p99, 1)} ms, max ${fmt(r.loop.eventLoopDelayMs.max, 1)} ms`,
-      `RSS (MiB) every ${SOAK_SAMPLE_S} s: ${samples.map((s) => `${s.tS}s ${s.rssMiB}`).join(', ')}`,
-      '',
-      ...formatTargets([target]),
-      ...(warnings.length ? ['', 'Warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
-      '',
-      `JSON: ${path.relative(ROOT, file)}`,
-    ].join('\n'),
-  );
-}
-
 
 let exitCode = 0;
 try {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { URL } from 'node:url';
 import pg from 'pg';
+import { issueKey, manyKeys, MANY_KEYS } from './keys.mjs';
 import { cleanups, get, lineCount } from './processes.mjs';
 import { createDisposableDatabase } from './pg-admin.mjs';
 import {
@@ -242,4 +243,27 @@ export async function waitForIdle(dbName, maxMs = 60_000) {
   } finally {
     await c.end();
   }
+}
+
+/**
+ * The fresh database, the keys, the Redis prefix: what every mode needs before a server starts.
+ * The many keys are made when a scenario to run needs them.
+ */
+export async function prepare(warnings, scenarios) {
+  const db = await createDatabase();
+  const many = scenarios.some((s) => s.manyKeys) ? await manyKeys() : null;
+  log(`database ${db.name} (PostgreSQL ${db.version}); migrating and seeding ${SEED_PETS} pets${many ? ` and ${MANY_KEYS} API keys` : ''}`);
+  await migrateAndSeed(db.url, many?.sql ?? '');
+  const key = issueKey({ DATABASE_URL: db.url }) ?? 'bench-no-key';
+  if (key === 'bench-no-key') warnings.push('the service has no API key tool yet: requests carry a dummy bearer token');
+  const prefix = `bench:${RUN_ID}:`;
+  const prefixSupported = configSupports('RATE_LIMIT_PREFIX');
+  if (prefixSupported) {
+    cleanups.push(async () => {
+      const { redis, keys } = await redisKeysUnder(prefix);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    });
+  }
+  return { db, key, many, prefix, prefixSupported };
 }

@@ -6,7 +6,7 @@ import { AppModule, AppModuleOptions } from './app.module.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
 import { JsonExpressAdapter } from './http/json-express.adapter.js';
-import { recordedContext } from './http/request-context.js';
+import { recordedContext } from './request-context/request-context.js';
 import { routeTemplate } from './http/route-template.js';
 import { loadConfig } from './config/config.js';
 import type { ServerConfig } from './config/server.config.js';

@@ -100,6 +100,19 @@ describeIfPostgres('OpenTelemetry traces over OTLP/HTTP', () => {
     await redis.cleanup();
   });
 
+  /** The access log line of the request with this X-Request-Id, parsed, once the service has written it. */
+  const logLineOf = async (requestId: string): Promise<Record<string, unknown>> =>
+    JSON.parse(
+      await waitFor(
+        () =>
+          svc
+            .output()
+            .split('\n')
+            .find((l) => l.includes(requestId)),
+        { what: `the access log line of ${requestId}` },
+      ),
+    );
+
   it('exports a create as a SERVER span continuing the incoming traceparent, with query and Redis spans under it', async () => {
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
@@ -175,15 +188,7 @@ describeIfPostgres('OpenTelemetry traces over OTLP/HTTP', () => {
     });
     expect(res.status).toBe(200);
     await res.text();
-    const line = await waitFor(
-      () =>
-        svc
-          .output()
-          .split('\n')
-          .find((l) => l.includes(requestId)),
-      { what: 'the access log line' },
-    );
-    expect(JSON.parse(line)).toMatchObject({ requestId, traceId, route: '/v1/pets', status: 200 });
+    expect(await logLineOf(requestId)).toMatchObject({ requestId, traceId, route: '/v1/pets', status: 200 });
   });
 
   it('starts a new trace for a request without traceparent, and logs its id', async () => {
@@ -193,15 +198,7 @@ describeIfPostgres('OpenTelemetry traces over OTLP/HTTP', () => {
     });
     expect(res.status).toBe(200);
     await res.text();
-    const line = await waitFor(
-      () =>
-        svc
-          .output()
-          .split('\n')
-          .find((l) => l.includes(requestId)),
-      { what: 'the access log line' },
-    );
-    const { traceId } = JSON.parse(line) as { traceId: string };
+    const { traceId } = (await logLineOf(requestId)) as { traceId: string };
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     const server = await waitFor(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === 2), {
       what: 'the request span',

@@ -2,8 +2,8 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { AuthService } from '../auth/auth.service.js';
 import type { AuthResult, Principal } from '../auth/auth.types.js';
-import type { RequestAdmission } from '../http/request-context.js';
-import { requestContext } from '../http/request-context.js';
+import type { RequestAdmission } from '../request-context/request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import {
   addressSubject,
   clientAddress,

@@ -225,7 +225,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
         const retryAfter = String(60 - (Math.floor(nowMs / 1000) % 60));
         const message = `Too many unknown API keys were sent from this client address this minute; its new keys are checked again in ${retryAfter} seconds.`;
         return this.refusal(
-          new ApiError(429, 'rate_limit_exceeded', message, undefined, { 'Retry-After': retryAfter }),
+          new ApiError(429, 'rate_limit_exceeded', message, { headers: { 'Retry-After': retryAfter } }),
           'address_budget',
         );
       }
@@ -342,10 +342,7 @@ const busy = (): ApiError =>
     503,
     'service_unavailable',
     'Too many unrecognised API keys are being checked right now; retry shortly.',
-    undefined,
-    {
-      'Retry-After': '1',
-    },
+    { headers: { 'Retry-After': '1' } },
   );
 
 /**

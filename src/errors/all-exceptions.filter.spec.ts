@@ -47,7 +47,7 @@ describe('AllExceptionsFilter', () => {
   afterEach(() => jest.restoreAllMocks());
 
   it('writes an ApiError as the Error body with its headers', () => {
-    const out = run(new ApiError(429, 'rate_limit_exceeded', 'Slow down.', undefined, { 'Retry-After': '3' }));
+    const out = run(new ApiError(429, 'rate_limit_exceeded', 'Slow down.', { headers: { 'Retry-After': '3' } }));
     expect(out.status).toBe(429);
     expect(out.type).toBe('application/json');
     expect(out.json).toEqual({ code: 'rate_limit_exceeded', message: 'Slow down.', status: 429 });

@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { AppLogger } from '../logging/app-logger.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-errors.js';
-import { requestContext } from '../http/request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import { allowedMethods, isRouterNotFound } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
 
@@ -60,8 +60,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       requestContext(req).databaseError = 'unavailable';
       this.log(req, 'warn', `database unavailable: ${describe(exception)}`);
-      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', undefined, {
-        'Retry-After': String(DB_RETRY_AFTER_SECONDS),
+      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', {
+        headers: { 'Retry-After': String(DB_RETRY_AFTER_SECONDS) },
       });
     }
     if (exception instanceof HttpException) {
@@ -69,8 +69,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (status === HttpStatus.NOT_FOUND && isRouterNotFound(exception)) {
         const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance(), req.path);
         if (allowed.length > 0) {
-          return new ApiError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, undefined, {
-            Allow: allowed.join(', '),
+          return new ApiError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, {
+            headers: { Allow: allowed.join(', ') },
           });
         }
         return new ApiError(404, 'route_not_found', `No route matches ${req.method} ${req.path}.`);

@@ -41,15 +41,19 @@ export interface ErrorBody {
  * Error body; `headers` are set on the response as well (Retry-After, Allow, ...).
  */
 export class ApiError extends Error {
+  readonly details?: ErrorDetail[];
+  readonly headers: Record<string, string>;
+
   constructor(
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly details?: ErrorDetail[],
-    readonly headers: Record<string, string> = {},
+    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = 'ApiError';
+    this.details = options.details;
+    this.headers = options.headers ?? {};
   }
 
   toBody(): ErrorBody {

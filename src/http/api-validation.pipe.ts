@@ -62,7 +62,7 @@ export class ApiValidationPipe extends ValidationPipe {
         400,
         type === 'body' ? 'validation_failed' : 'unknown_parameter',
         `Unknown ${what}${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`,
-        unknown.map((field) => ({ field, message: `${field} is not an accepted ${what}` })),
+        { details: unknown.map((field) => ({ field, message: `${field} is not an accepted ${what}` })) },
       );
     }
     const memo = type === 'query' ? this.memoOf(metatype) : undefined;
@@ -79,7 +79,7 @@ export class ApiValidationPipe extends ValidationPipe {
       if (!Array.isArray(err)) throw err;
       const details = flatten(err as ValidationError[]);
       const code = type === 'body' ? 'validation_failed' : 'invalid_parameter';
-      throw new ApiError(400, code, details.map((d) => d.message).join('; ') || 'Invalid request.', details);
+      throw new ApiError(400, code, details.map((d) => d.message).join('; ') || 'Invalid request.', { details });
     }
   }
 

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorsConfig } from '../config/cors.config.js';
 import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
 import { startRequestSpan, withSpan } from '../tracing/tracing.js';
-import { requestContext } from './request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**

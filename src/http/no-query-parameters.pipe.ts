@@ -15,7 +15,7 @@ export class NoQueryParametersPipe implements PipeTransform<Record<string, unkno
       400,
       'unknown_parameter',
       `Unknown parameter${names.length > 1 ? 's' : ''}: ${names.join(', ')}.`,
-      names.map((field) => ({ field, message: `${field} is not an accepted parameter` })),
+      { details: names.map((field) => ({ field, message: `${field} is not an accepted parameter` })) },
     );
   }
 }

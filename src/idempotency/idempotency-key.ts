@@ -20,7 +20,7 @@ const MAX_HEADER_LENGTH = 1024;
 const KEY_RULE = `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (no spaces), such as a UUID`;
 
 function invalidKey(message: string): ApiError {
-  return new ApiError(400, 'invalid_parameter', message, [{ field: IDEMPOTENCY_KEY_HEADER, message }]);
+  return new ApiError(400, 'invalid_parameter', message, { details: [{ field: IDEMPOTENCY_KEY_HEADER, message }] });
 }
 
 /**

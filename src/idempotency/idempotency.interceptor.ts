@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of, throwError } from 'rxjs';
-import { requestContext } from '../http/request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
 import { IdempotencyService, type StoredResponse } from './idempotency.service.js';
 import { IdempotentCall, IdempotentReplay } from './idempotent-call.js';

@@ -264,7 +264,6 @@ function inFlight(): ApiError {
     409,
     'idempotency_key_in_flight',
     'A request with this Idempotency-Key is still being processed; retry after it has finished.',
-    undefined,
-    { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
+    { headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) } },
   );
 }

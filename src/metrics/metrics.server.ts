@@ -59,7 +59,9 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       const path = (req.url ?? '/').split('?', 1)[0];
       if (path !== '/metrics') throw new ApiError(404, 'route_not_found', 'Only /metrics is served on this port.');
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        throw new ApiError(405, 'method_not_allowed', '/metrics answers GET and HEAD only.', undefined, { Allow: 'GET, HEAD' });
+        throw new ApiError(405, 'method_not_allowed', '/metrics answers GET and HEAD only.', {
+          headers: { Allow: 'GET, HEAD' },
+        });
       }
       checkMetricsToken(req.headers.authorization, this.expected);
       const text = await this.metrics.render();

@@ -12,7 +12,7 @@ import type { Principal } from '../auth/auth.types.js';
 import type { Limits } from '../auth/plans.js';
 import { PLAN_LIMITS } from '../auth/plans.js';
 import { ApiError } from '../errors/api-error.js';
-import { requestContext } from '../http/request-context.js';
+import { requestContext } from '../request-context/request-context.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
 import { Clock } from '../time/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
@@ -152,8 +152,7 @@ export class RateLimiter {
         429,
         'api_key_temporarily_banned',
         `Too many requests were sent while rate limited: ${who} is banned for ${retryAfter} more seconds.`,
-        undefined,
-        headers,
+        { headers },
       );
     }
     const exhausted = result.windows
@@ -163,8 +162,7 @@ export class RateLimiter {
       429,
       'rate_limit_exceeded',
       `Rate limit exceeded for ${who} (${exhausted.join(', ')}); retry after ${retryAfter} seconds.`,
-      undefined,
-      headers,
+      { headers },
     );
   }
 }

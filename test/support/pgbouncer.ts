@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './built-service.js';
 import { findOrInstall } from './debian-package.js';
+import { writePgbouncerIni } from './pgbouncer-ini.mjs';
 import { waitFor } from './wait-for.js';
 
 export interface RunningPgbouncer {
@@ -21,9 +22,9 @@ export function pgbouncerVersion(): string {
 }
 
 /**
- * Debian's PgBouncer in transaction mode with its usual settings, in front of the PostgreSQL of
- * `serverUrl`, on a free loopback port. PgBouncer refuses to run as root: as root it is started
- * as `postgres`. No `ignore_startup_parameters`: a client that sends one it refuses fails.
+ * Debian's PgBouncer in transaction mode with its usual settings (pgbouncer-ini.mjs), in front of
+ * the PostgreSQL of `serverUrl`, on a free loopback port. PgBouncer refuses to run as root: as
+ * root it is started as `postgres`.
  */
 export async function startPgbouncer(
   serverUrl: string,
@@ -34,29 +35,9 @@ export async function startPgbouncer(
   const user = decodeURIComponent(server.username) || 'postgres';
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-pgbouncer-'));
-  const ini = path.join(dir, 'pgbouncer.ini');
   const pidFile = path.join(dir, 'pgbouncer.pid');
   const logFile = path.join(dir, 'pgbouncer.log');
-  writeFileSync(path.join(dir, 'userlist.txt'), `"${user}" ""\n`);
-  writeFileSync(
-    ini,
-    [
-      '[databases]',
-      `* = host=${server.hostname} port=${server.port || 5432}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${path.join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
-      'max_client_conn = 500',
-      `default_pool_size = ${options.poolSize ?? 20}`,
-      `logfile = ${logFile}`,
-      `pidfile = ${pidFile}`,
-      '',
-    ].join('\n'),
-  );
+  const ini = writePgbouncerIni(dir, { serverUrl, port, poolSize: options.poolSize, logFile, pidFile });
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     execFileSync('chown', ['-R', 'postgres', dir]);
