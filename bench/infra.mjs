@@ -60,6 +60,8 @@ const ALL_SCENARIOS = {
 };
 const SCENARIOS = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : Object.keys(ALL_SCENARIOS);
 const METRICS_TOKEN = `bench-${randomBytes(12).toString('hex')}`;
+// Production refuses to start without the secret that signs version 2 keys.
+const API_KEY_CHECKSUM_SECRET = randomBytes(32).toString('base64');
 const RUN_ID = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 
 /** What to undo at the end, last first. */
@@ -146,7 +148,7 @@ function createDatabase() {
 function node(script, env) {
   return execFileSync(process.execPath, [path.join(DIST, script), ...(env.args ?? [])], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, LOG_LEVEL: 'warn', ...env.vars },
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, API_KEY_CHECKSUM_SECRET, LOG_LEVEL: 'warn', ...env.vars },
     encoding: 'utf8',
   });
 }
@@ -265,6 +267,7 @@ async function startService(name, env) {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
       METRICS_TOKEN,
+      API_KEY_CHECKSUM_SECRET,
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: String(port),
