@@ -48,9 +48,12 @@ const assertAcyclic = (map) => {
   const visit = (folder, path) => {
     if (path.includes(folder)) {
       const cycle = [...path.slice(path.indexOf(folder)), folder].join(' -> ');
-      throw new Error(`eslint.config.mjs: the import map of src/ has a cycle: ${cycle}. Move code so that one of these imports goes.`);
+      throw new Error(
+        `eslint.config.mjs: the import map of src/ has a cycle: ${cycle}. Move code so that one of these imports goes.`,
+      );
     }
-    if (!(folder in map)) throw new Error(`eslint.config.mjs: ${path.at(-1)} lists ${folder}, which is not in KERNEL or FEATURES.`);
+    if (!(folder in map))
+      throw new Error(`eslint.config.mjs: ${path.at(-1)} lists ${folder}, which is not in KERNEL or FEATURES.`);
     if (done.has(folder)) return;
     for (const next of map[folder]) visit(next, [...path, folder]);
     done.add(folder);
@@ -90,7 +93,20 @@ const boundary = (folder, allowed) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'src/generated/**', 'clients/typescript/src/generated/**', 'clients/*/node_modules/**', 'clients/*/dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'bench/results/**', 'data/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'src/generated/**',
+      'clients/typescript/src/generated/**',
+      'clients/*/node_modules/**',
+      'clients/*/dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.tmp/**',
+      'bench/results/**',
+      'data/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -5,5 +5,7 @@ export default defineConfig({
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
   // DIRECT_URL bypasses a pooler (Prisma's directUrl): the CLI migrates through it.
-  datasource: { url: process.env.DIRECT_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres' },
+  datasource: {
+    url: process.env.DIRECT_URL ?? process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  },
 });

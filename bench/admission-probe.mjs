@@ -97,12 +97,16 @@ async function flood(url, inits, concurrency) {
   return counts;
 }
 
-const from = (address, key) => ({ headers: { 'x-forwarded-for': address, ...(key ? { authorization: `Bearer ${key}` } : {}) } });
+const from = (address, key) => ({
+  headers: { 'x-forwarded-for': address, ...(key ? { authorization: `Bearer ${key}` } : {}) },
+});
 
 async function keyScans(client) {
   // Backends flush their statistics when they exit: read after the service has stopped.
   await new Promise((r) => setTimeout(r, 700));
-  const { rows } = await client.query(`SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'api_keys'`);
+  const { rows } = await client.query(
+    `SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) AS n FROM pg_stat_user_tables WHERE relname = 'api_keys'`,
+  );
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -112,7 +116,11 @@ async function scenario(title, client, run) {
   const counts = await run(service.url);
   await service.stop();
   const scans = (await keyScans(client)) - before;
-  console.log(`${title}\n  ${Object.entries(counts).map(([k, n]) => `${n} × ${k}`).join(', ')}; api_keys scans: ${scans}`);
+  console.log(
+    `${title}\n  ${Object.entries(counts)
+      .map(([k, n]) => `${n} × ${k}`)
+      .join(', ')}; api_keys scans: ${scans}`,
+  );
 }
 
 const admin = new pg.Client({ connectionString: ADMIN });
@@ -126,26 +134,48 @@ try {
   });
   const client = new pg.Client({ connectionString: DB_URL });
   await client.connect();
-  console.log(`admission probe of ${REPO} (Node ${process.version}, PostgreSQL and Redis, fresh instance per scenario)`);
+  console.log(
+    `admission probe of ${REPO} (Node ${process.version}, PostgreSQL and Redis, fresh instance per scenario)`,
+  );
   const hundred = await insertKeys(client, 100);
   await scenario('100 business keys, one request each, one after the other, from one address:', client, (url) =>
-    flood(url, hundred.map((k) => from('203.0.113.10', k)), 1),
+    flood(
+      url,
+      hundred.map((k) => from('203.0.113.10', k)),
+      1,
+    ),
   );
   const [valid] = await insertKeys(client, 1);
   await scenario('70 keyless requests from an address, then a valid key it never sent:', client, async (url) => {
-    const keyless = await flood(url, Array.from({ length: 70 }, () => from('203.0.113.20')), 1);
+    const keyless = await flood(
+      url,
+      Array.from({ length: 70 }, () => from('203.0.113.20')),
+      1,
+    );
     const res = await fetch(url, from('203.0.113.20', valid));
     return { ...keyless, [`then the valid key: ${res.status} ${(await res.json()).code ?? ''}`.trim()]: 1 };
   });
   const many = await insertKeys(client, 2000);
   await scenario('2,000 business keys from one address, 64 connections:', client, (url) =>
-    flood(url, many.map((k) => from('203.0.113.30', k)), 64),
+    flood(
+      url,
+      many.map((k) => from('203.0.113.30', k)),
+      64,
+    ),
   );
   await scenario('2,000 forged version 1 keys from one address, 32 connections:', client, (url) =>
-    flood(url, Array.from({ length: 2000 }, () => from('203.0.113.40', keyV1())), 32),
+    flood(
+      url,
+      Array.from({ length: 2000 }, () => from('203.0.113.40', keyV1())),
+      32,
+    ),
   );
   await scenario('2,000 forged version 1 keys from 2,000 addresses, 32 connections:', client, (url) =>
-    flood(url, Array.from({ length: 2000 }, (_, i) => from(`198.18.${i >> 8}.${i & 255}`, keyV1())), 32),
+    flood(
+      url,
+      Array.from({ length: 2000 }, (_, i) => from(`198.18.${i >> 8}.${i & 255}`, keyV1())),
+      32,
+    ),
   );
   await client.end();
 } finally {

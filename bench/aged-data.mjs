@@ -54,7 +54,11 @@ function migrationsText() {
 
 /** The database's name: the hash of everything that decides its content. */
 export function agedDatabaseName() {
-  const hash = createHash('sha256').update(INSERT_SQL).update(loadIndexesAfter.toString()).update(migrationsText()).digest('hex');
+  const hash = createHash('sha256')
+    .update(INSERT_SQL)
+    .update(loadIndexesAfter.toString())
+    .update(migrationsText())
+    .digest('hex');
   return `animal_bench_aged_${hash.slice(0, 16)}`;
 }
 

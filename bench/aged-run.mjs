@@ -60,5 +60,12 @@ export async function runAged({ scenarios, petSql, prefix, prefixSupported, firs
     options: 'ANALYZE, BUFFERS, COSTS OFF',
     generic: true,
   });
-  return { db, rows, plans, memory, readyMs: Object.fromEntries(names.map((n) => [n, Math.round(servers[n].readyMs)])), next };
+  return {
+    db,
+    rows,
+    plans,
+    memory,
+    readyMs: Object.fromEntries(names.map((n) => [n, Math.round(servers[n].readyMs)])),
+    next,
+  };
 }

@@ -21,7 +21,11 @@ while (stack.length > 0) {
   if (node.selfSize > 0) bySite.set(site(node.callFrame), (bySite.get(site(node.callFrame)) ?? 0) + node.selfSize);
   stack.push(...node.children);
 }
-console.log(`${(total / 1024 / requests).toFixed(1)} KiB allocated per request (${(total / 1048576).toFixed(1)} MiB over ${requests} requests)`);
+console.log(
+  `${(total / 1024 / requests).toFixed(1)} KiB allocated per request (${(total / 1048576).toFixed(1)} MiB over ${requests} requests)`,
+);
 for (const [name, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 20))) {
-  console.log(`${(bytes / 1024 / requests).toFixed(2).padStart(8)} KiB  ${((100 * bytes) / total).toFixed(1).padStart(5)}%  ${name}`);
+  console.log(
+    `${(bytes / 1024 / requests).toFixed(2).padStart(8)} KiB  ${((100 * bytes) / total).toFixed(1).padStart(5)}%  ${name}`,
+  );
 }

@@ -20,10 +20,13 @@ export function cursorFrom(servers, key) {
     const { encodeCursor } = await distModule('pets/cursor.js');
     const server = servers.service ?? servers.raw;
     if (!server) return encodeCursor(after);
-    const page = await get(`${server.url}/v1/pets?limit=20&cursor=${encodeCursor(after)}`, { authorization: `Bearer ${key}` });
+    const page = await get(`${server.url}/v1/pets?limit=20&cursor=${encodeCursor(after)}`, {
+      authorization: `Bearer ${key}`,
+    });
     const next = /<([^>]+)>;\s*rel="next"/.exec(page.headers.get('link') ?? '')?.[1];
     const cursor = next && new URL(next).searchParams.get('cursor');
-    if (page.status !== 200 || !cursor) throw new Error(`no next page after id ${after} on ${server.tag}: ${page.status} ${page.text.slice(0, 200)}`);
+    if (page.status !== 200 || !cursor)
+      throw new Error(`no next page after id ${after} on ${server.tag}: ${page.status} ${page.text.slice(0, 200)}`);
     return cursor;
   };
 }
@@ -84,7 +87,8 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
         });
       }
     }
-    if (servers.service) statusChecks[scenario.name] = countStatuses(serviceRuns.flatMap((r) => [r.statusCodes, r.warmup?.statusCodes]));
+    if (servers.service)
+      statusChecks[scenario.name] = countStatuses(serviceRuns.flatMap((r) => [r.statusCodes, r.warmup?.statusCodes]));
   }
   return { rows, ledgers, statusChecks };
 }

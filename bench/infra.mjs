@@ -23,7 +23,17 @@
 import autocannon from 'autocannon';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -48,7 +58,8 @@ const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.
 const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const ALL_SETUPS = ['direct', 'pgbouncer', 'tracing100', 'tracing1', 'cluster', 'sentinel'];
 const SETUPS = process.env.BENCH_SETUPS ? process.env.BENCH_SETUPS.split(',').map((s) => s.trim()) : ALL_SETUPS;
-for (const s of SETUPS) if (!ALL_SETUPS.includes(s)) throw new Error(`BENCH_SETUPS: unknown setup "${s}" (${ALL_SETUPS.join(', ')})`);
+for (const s of SETUPS)
+  if (!ALL_SETUPS.includes(s)) throw new Error(`BENCH_SETUPS: unknown setup "${s}" (${ALL_SETUPS.join(', ')})`);
 const ALL_SCENARIOS = {
   listPets: { method: 'GET', path: '/v1/pets?limit=20' },
   createPet: {
@@ -58,7 +69,9 @@ const ALL_SCENARIOS = {
     body: '{"name":"Bench pet","categoryId":7,"status":"pending"}',
   },
 };
-const SCENARIOS = process.env.BENCH_SCENARIOS ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim()) : Object.keys(ALL_SCENARIOS);
+const SCENARIOS = process.env.BENCH_SCENARIOS
+  ? process.env.BENCH_SCENARIOS.split(',').map((s) => s.trim())
+  : Object.keys(ALL_SCENARIOS);
 const METRICS_TOKEN = `bench-${randomBytes(12).toString('hex')}`;
 // Production refuses to start without the secret that signs version 2 keys.
 const API_KEY_CHECKSUM_SECRET = randomBytes(32).toString('base64');
@@ -148,14 +161,32 @@ function createDatabase() {
 function node(script, env) {
   return execFileSync(process.execPath, [path.join(DIST, script), ...(env.args ?? [])], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, API_KEY_CHECKSUM_SECRET, LOG_LEVEL: 'warn', ...env.vars },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      METRICS_TOKEN,
+      API_KEY_CHECKSUM_SECRET,
+      LOG_LEVEL: 'warn',
+      ...env.vars,
+    },
     encoding: 'utf8',
   });
 }
 
 function issueKey(databaseUrl) {
   const out = node('cli/apikey.js', {
-    args: ['create', '--name', `bench ${RUN_ID}`, '--plan', 'enterprise', '--per-minute', '1000000000', '--per-day', '2000000000', '--json'],
+    args: [
+      'create',
+      '--name',
+      `bench ${RUN_ID}`,
+      '--plan',
+      'enterprise',
+      '--per-minute',
+      '1000000000',
+      '--per-day',
+      '2000000000',
+      '--json',
+    ],
     vars: { DATABASE_URL: databaseUrl },
   });
   return keyFromToolOutput(out);
@@ -189,10 +220,21 @@ async function startPgbouncer(serverUrl) {
 }
 
 const cli = async (port, password, ...args) =>
-  (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...(password ? ['-a', password, '--no-auth-warning'] : []), ...args])).stdout.trim();
+  (
+    await run('redis-cli', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      ...(password ? ['-a', password, '--no-auth-warning'] : []),
+      ...args,
+    ])
+  ).stdout.trim();
 
 async function redisServer(dir, port, args) {
-  child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { cwd: dir });
+  child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
+    cwd: dir,
+  });
   await until(`redis-server on ${port}`, async () => (await cli(port, undefined, 'ping')).length > 0);
 }
 
@@ -203,9 +245,28 @@ async function startCluster() {
   for (let i = 0; i < 6; i++) {
     const port = await freeClusterPort();
     ports.push(port);
-    await redisServer(dir, port, ['--requirepass', password, '--masterauth', password, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]);
+    await redisServer(dir, port, [
+      '--requirepass',
+      password,
+      '--masterauth',
+      password,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+    ]);
   }
-  await run('redis-cli', ['-a', password, '--no-auth-warning', '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
+  await run('redis-cli', [
+    '-a',
+    password,
+    '--no-auth-warning',
+    '--cluster',
+    'create',
+    ...ports.map((p) => `127.0.0.1:${p}`),
+    '--cluster-replicas',
+    '1',
+    '--cluster-yes',
+  ]);
   await until('the cluster to be ok', async () => {
     for (const p of ports) if (!(await cli(p, password, 'cluster', 'info')).includes('cluster_state:ok')) return false;
     return true;
@@ -220,12 +281,30 @@ async function startSentinel() {
   const master = await freePort();
   await redisServer(dir, master, ['--requirepass', password, '--masterauth', password]);
   const replica = await freePort();
-  await redisServer(dir, replica, ['--requirepass', password, '--masterauth', password, '--replicaof', '127.0.0.1', String(master)]);
+  await redisServer(dir, replica, [
+    '--requirepass',
+    password,
+    '--masterauth',
+    password,
+    '--replicaof',
+    '127.0.0.1',
+    String(master),
+  ]);
   const sentinels = [];
   for (let i = 0; i < 3; i++) {
     const port = await freePort();
     const file = path.join(dir, `sentinel-${port}.conf`);
-    writeFileSync(file, [`port ${port}`, 'bind 127.0.0.1', `dir ${dir}`, `sentinel monitor bench 127.0.0.1 ${master} 2`, `sentinel auth-pass bench ${password}`, ''].join('\n'));
+    writeFileSync(
+      file,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor bench 127.0.0.1 ${master} 2`,
+        `sentinel auth-pass bench ${password}`,
+        '',
+      ].join('\n'),
+    );
     child('redis-server', [file, '--sentinel'], { cwd: dir });
     sentinels.push(port);
   }
@@ -237,7 +316,11 @@ async function startSentinel() {
     return true;
   });
   log(`Redis master ${master}, replica ${replica}, sentinels ${sentinels.join(', ')}`);
-  return { REDIS_SENTINELS: sentinels.map((p) => `127.0.0.1:${p}`).join(','), REDIS_SENTINEL_NAME: 'bench', REDIS_PASSWORD: password };
+  return {
+    REDIS_SENTINELS: sentinels.map((p) => `127.0.0.1:${p}`).join(','),
+    REDIS_SENTINEL_NAME: 'bench',
+    REDIS_PASSWORD: password,
+  };
 }
 
 /** An OTLP/HTTP receiver that reads each export and answers 200, counting spans. */
@@ -289,7 +372,9 @@ async function startService(name, env) {
     });
   } catch (err) {
     proc.kill('SIGKILL');
-    throw new Error(`${name}: ${err.message}\n${readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`, { cause: err });
+    throw new Error(`${name}: ${err.message}\n${readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`, {
+      cause: err,
+    });
   }
   return {
     url,
@@ -319,7 +404,9 @@ async function load(url, key, scenario, seconds) {
 
 async function main() {
   log('building the service into .tmp/bench-infra-dist');
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', DIST], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', DIST], {
+    stdio: 'inherit',
+  });
   const db = await createDatabase();
   log(`database ${db.name}: migrating and seeding`);
   node('database/migrate.main.js', { vars: { DATABASE_URL: db.url } });
@@ -344,7 +431,9 @@ async function main() {
       envs[setup] = {
         ...direct,
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        ...(setup === 'tracing1' ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' } : {}),
+        ...(setup === 'tracing1'
+          ? { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' }
+          : {}),
       };
       envs[setup].receiver = receiver.received;
     }
@@ -373,7 +462,9 @@ async function main() {
         try {
           await load(svc.url, key, scenario, 2);
           const r = await load(svc.url, key, scenario, DURATION);
-          log(`${scenario} ${setup}: ${r.requests} requests, ${r.errors} errors, ${r.reqPerSec} req/s, p99 ${r.p99Ms} ms`);
+          log(
+            `${scenario} ${setup}: ${r.requests} requests, ${r.errors} errors, ${r.reqPerSec} req/s, p99 ${r.p99Ms} ms`,
+          );
           (results[scenario] ??= {})[setup] ??= [];
           results[scenario][setup].push(r);
         } finally {
@@ -402,13 +493,21 @@ async function main() {
       });
     }
   }
-  console.log(`\nbench:infra, ${CONNECTIONS} connections, ${DURATION} s x 2 runs per setup, Node ${process.version}, ${os.cpus().length} cores`);
+  console.log(
+    `\nbench:infra, ${CONNECTIONS} connections, ${DURATION} s x 2 runs per setup, Node ${process.version}, ${os.cpus().length} cores`,
+  );
   console.log('| scenario | setup | requests | errors | req/s | p99 ms | vs direct |');
   console.log('|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.scenario} | ${r.setup} | ${r.requests} | ${r.errors} | ${r.reqPerSec} | ${r.p99Ms} | ${r.vsDirect} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.scenario} | ${r.setup} | ${r.requests} | ${r.errors} | ${r.reqPerSec} | ${r.p99Ms} | ${r.vsDirect} |`,
+    );
   mkdirSync(RESULTS, { recursive: true });
   const file = path.join(RESULTS, `infra-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, `${JSON.stringify({ connections: CONNECTIONS, durationS: DURATION, node: process.version, rows }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ connections: CONNECTIONS, durationS: DURATION, node: process.version, rows }, null, 2)}\n`,
+  );
   log(`wrote ${path.relative(ROOT, file)}`);
   if (!existsSync(file)) process.exitCode = 1;
 }

@@ -29,13 +29,20 @@ export function issueKey(env) {
     ],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METRICS_TOKEN, API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER, LOG_LEVEL: 'warn', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        METRICS_TOKEN,
+        API_KEY_CHECKSUM_SECRET,
+        API_KEY_PEPPER,
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
       encoding: 'utf8',
     },
   );
   return keyFromToolOutput(out);
 }
-
 
 export const MANY_KEYS = 2000;
 const FIXED_PLANS = ['free', 'pro', 'business'];

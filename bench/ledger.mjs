@@ -41,7 +41,21 @@ export const RULES = [
     url: pkg(['@nestjs/platform-express']),
     fn: /^(reply|status|end|setHeader|getHeader|isHeadersSent|appendHeader|redirect|render)$/,
   },
-  { layer: 'Express & its router', url: pkg(['express', 'router', 'path-to-regexp', 'finalhandler', 'qs', 'body-parser', 'parseurl', 'send', 'serve-static', 'on-finished']) },
+  {
+    layer: 'Express & its router',
+    url: pkg([
+      'express',
+      'router',
+      'path-to-regexp',
+      'finalhandler',
+      'qs',
+      'body-parser',
+      'parseurl',
+      'send',
+      'serve-static',
+      'on-finished',
+    ]),
+  },
   // Global middlewares, each its own line.
   { layer: 'middleware: request id', url: own('/http/request-id') },
   { layer: 'middleware: security headers', url: own('/http/http-edge|/edge') },
@@ -60,24 +74,78 @@ export const RULES = [
   { layer: 'interceptor: json-response', url: own('json-response\\.interceptor') },
   { layer: 'interceptor: idempotency', url: own('/idempotency/') },
   { layer: 'interceptors (other)', url: own('interceptor') },
-  { layer: 'validation pipe (+ class-validator, class-transformer)', url: own('validation\\.pipe|/http/validators|parse-pet-id\\.pipe|/dto/') },
+  {
+    layer: 'validation pipe (+ class-validator, class-transformer)',
+    url: own('validation\\.pipe|/http/validators|parse-pet-id\\.pipe|/dto/'),
+  },
   { layer: 'validation pipe (+ class-validator, class-transformer)', url: /\/node_modules\/@nestjs\/common\/pipes\// },
-  { layer: 'validation pipe (+ class-validator, class-transformer)', url: pkg(['class-validator', 'class-transformer', 'validator', 'libphonenumber-js']) },
+  {
+    layer: 'validation pipe (+ class-validator, class-transformer)',
+    url: pkg(['class-validator', 'class-transformer', 'validator', 'libphonenumber-js']),
+  },
   { layer: 'exception filter', url: own('all-exceptions') },
   { layer: 'JSON writer (json-codec, lossless-json)', url: own('json-codec') },
   { layer: 'JSON writer (json-codec, lossless-json)', url: pkg(['lossless-json']) },
   { layer: 'handler (pets controller/service)', url: own('/pets/|/bench/peers/') },
   { layer: 'database (pg, Prisma, PGlite)', url: own('/database/|/prisma/|/generated/prisma/') },
-  { layer: 'database (pg, Prisma, PGlite)', url: pkg(['pg', 'pg-protocol', 'pg-pool', 'pg-types', 'pg-connection-string', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', '@prisma', '@electric-sql', 'pglite-prisma-adapter']) },
+  {
+    layer: 'database (pg, Prisma, PGlite)',
+    url: pkg([
+      'pg',
+      'pg-protocol',
+      'pg-pool',
+      'pg-types',
+      'pg-connection-string',
+      'postgres-array',
+      'postgres-bytea',
+      'postgres-date',
+      'postgres-interval',
+      '@prisma',
+      '@electric-sql',
+      'pglite-prisma-adapter',
+    ]),
+  },
   { layer: 'database (pg, Prisma, PGlite)', url: /^wasm:\/\// }, // Prisma's query compiler, PGlite
-  { layer: 'Redis (ioredis, redis store)', url: pkg(['ioredis', '@ioredis', 'redis-parser', 'redis-errors', 'standard-as-callback', 'cluster-key-slot', 'denque']) },
+  {
+    layer: 'Redis (ioredis, redis store)',
+    url: pkg([
+      'ioredis',
+      '@ioredis',
+      'redis-parser',
+      'redis-errors',
+      'standard-as-callback',
+      'cluster-key-slot',
+      'denque',
+    ]),
+  },
   { layer: 'logging (pino, sonic-boom, redaction, logging module)', url: own('/logging/') },
-  { layer: 'logging (pino, sonic-boom, redaction, logging module)', url: pkg(['pino', 'sonic-boom', '@pinojs', 'fast-redact', 'thread-stream', 'quick-format-unescaped', 'on-exit-leak-free', 'atomic-sleep', 'pino-std-serializers', 'safe-stable-stringify', 'fast-safe-stringify']) },
+  {
+    layer: 'logging (pino, sonic-boom, redaction, logging module)',
+    url: pkg([
+      'pino',
+      'sonic-boom',
+      '@pinojs',
+      'fast-redact',
+      'thread-stream',
+      'quick-format-unescaped',
+      'on-exit-leak-free',
+      'atomic-sleep',
+      'pino-std-serializers',
+      'safe-stable-stringify',
+      'fast-safe-stringify',
+    ]),
+  },
   { layer: 'request tracking (health, shutdown drain)', url: own('/health/') },
-  { layer: 'Nest routing & execution context (+ rxjs)', url: pkg(['@nestjs/core', '@nestjs/common', '@nestjs/platform-express', 'rxjs', 'reflect-metadata', 'tslib']) },
+  {
+    layer: 'Nest routing & execution context (+ rxjs)',
+    url: pkg(['@nestjs/core', '@nestjs/common', '@nestjs/platform-express', 'rxjs', 'reflect-metadata', 'tslib']),
+  },
   { layer: 'service code (other files)', url: own('\\.js$') },
   // Only reached when nothing nearer on the stack has a layer: these are the roots of async work.
-  { layer: 'event loop (microtasks, nextTick, timers)', url: /^node:(internal\/process\/task_queues|internal\/timers|timers|internal\/priority_queue)$/ },
+  {
+    layer: 'event loop (microtasks, nextTick, timers)',
+    url: /^node:(internal\/process\/task_queues|internal\/timers|timers|internal\/priority_queue)$/,
+  },
 ];
 const SOCKET = 'socket I/O, no owner on the stack';
 const OTHER = 'other';
@@ -101,7 +169,8 @@ export function ledger(profile) {
   const attribute = (leafId) => {
     if (memo.has(leafId)) return memo.get(leafId);
     let found = null;
-    for (let id = leafId; id !== undefined && found === null; id = parent.get(id)) found = layerOf(byId.get(id).callFrame);
+    for (let id = leafId; id !== undefined && found === null; id = parent.get(id))
+      found = layerOf(byId.get(id).callFrame);
     if (found === null) {
       const url = byId.get(leafId).callFrame.url;
       found = /^node:(net|internal\/stream_base_commons|internal\/streams\/|stream)/.test(url) ? SOCKET : OTHER;
@@ -144,7 +213,11 @@ export function ledger(profile) {
       const nm = u.lastIndexOf('/node_modules/');
       const key =
         nm >= 0
-          ? u.slice(nm + 14).split('/').slice(0, u.slice(nm + 14).startsWith('@') ? 2 : 1).join('/')
+          ? u
+              .slice(nm + 14)
+              .split('/')
+              .slice(0, u.slice(nm + 14).startsWith('@') ? 2 : 1)
+              .join('/')
           : u.startsWith('node:')
             ? u
             : path.basename(u);
@@ -153,7 +226,9 @@ export function ledger(profile) {
   }
   for (const [layer, frames] of present)
     if (ms.get(layer) === 0)
-      warnings.push(`${layer}: ${frames} of its frames are on sampled stacks, but every sample under them went to a nearer layer`);
+      warnings.push(
+        `${layer}: ${frames} of its frames are on sampled stacks, but every sample under them went to a nearer layer`,
+      );
   return {
     totalMs: total,
     busyMs: busy,
@@ -175,7 +250,14 @@ export function ledger(profile) {
 export function formatLedger(columns) {
   const fmt = (x, d = 0) => (x === null || x === undefined ? '–' : x.toFixed(d));
   const us = (c, l) => (c.cpuUsPerReq ? l.share * c.cpuUsPerReq : null);
-  const header = ['Layer', ...columns.flatMap((c, i) => [`${c.name} %`, `${c.name} µs/req`, ...(i > 0 ? [`${columns[0].name} − ${c.name}`] : [])])];
+  const header = [
+    'Layer',
+    ...columns.flatMap((c, i) => [
+      `${c.name} %`,
+      `${c.name} µs/req`,
+      ...(i > 0 ? [`${columns[0].name} − ${c.name}`] : []),
+    ]),
+  ];
   const rows = LAYERS.map((layer, li) => {
     const cells = [layer];
     columns.forEach((c, i) => {
@@ -195,11 +277,18 @@ export function formatLedger(columns) {
       // The sum of the lines, not a constant: it shows that every busy sample has a layer.
       fmt(c.ledger.layers.reduce((a, l) => a + l.share, 0) * 100, 1),
       fmt(c.cpuUsPerReq),
-      ...(i > 0 ? [columns[0].cpuUsPerReq && c.cpuUsPerReq ? `${columns[0].cpuUsPerReq - c.cpuUsPerReq >= 0 ? '+' : ''}${columns[0].cpuUsPerReq - c.cpuUsPerReq}` : ''] : []),
+      ...(i > 0
+        ? [
+            columns[0].cpuUsPerReq && c.cpuUsPerReq
+              ? `${columns[0].cpuUsPerReq - c.cpuUsPerReq >= 0 ? '+' : ''}${columns[0].cpuUsPerReq - c.cpuUsPerReq}`
+              : '',
+          ]
+        : []),
     ]),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  const line = (cells) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   const out = [
     line(header),
     `|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
@@ -231,7 +320,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     if (/^\d+(\.\d+)?$/.test(a) && columns.length) columns[columns.length - 1].cpuUsPerReq = Number(a);
     else
       columns.push({
-        name: path.basename(a).replace(/\.cpuprofile$/, '').replace(/^.*-(service|floor|peer|raw)-.*$/, '$1'),
+        name: path
+          .basename(a)
+          .replace(/\.cpuprofile$/, '')
+          .replace(/^.*-(service|floor|peer|raw)-.*$/, '$1'),
         ledger: ledger(JSON.parse(readFileSync(a, 'utf8'))),
         cpuUsPerReq: null,
       });

@@ -44,7 +44,9 @@ export async function load(server, scenario, key, seconds) {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     status2xx: result['2xx'],
-    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count])),
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]),
+    ),
     rssAfterMiB: after ? Math.round(after.rss) : null,
     peakRssMiB: peakRss ? Math.round(peakRss) : null,
     cpuUsPerReq: cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1 - cpu0) * 1000) / total) : null,
@@ -109,7 +111,12 @@ export async function measure(server, scenario, key, { profile = false, quiet = 
   const r = await load(server, scenario, key, DURATION);
   if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
   r.loop = await gcWindow(server);
-  r.warmup = warmup && { requests: warmup.requests, errors: warmup.errors, non2xx: warmup.non2xx, statusCodes: warmup.statusCodes };
+  r.warmup = warmup && {
+    requests: warmup.requests,
+    errors: warmup.errors,
+    non2xx: warmup.non2xx,
+    statusCodes: warmup.statusCodes,
+  };
   if (profile) {
     const text = await awaitFile(
       server.profileFile,
@@ -136,4 +143,3 @@ export async function measure(server, scenario, key, { profile = false, quiet = 
     );
   return r;
 }
-

@@ -47,7 +47,8 @@ try {
   const results = new Map(BATCHES.map((b) => [b, []]));
   for (const order of [BATCHES, [...BATCHES].reverse()]) for (const b of order) results.get(b).push(await run(b));
   console.log(`Node ${process.version}, ${line.length}-byte lines, ${LINES} per run, CPU µs per line (two runs):`);
-  for (const [b, us] of results) console.log(`  batches of ${String(b).padStart(3)} lines: ${us.map((u) => u.toFixed(2)).join(', ')}`);
+  for (const [b, us] of results)
+    console.log(`  batches of ${String(b).padStart(3)} lines: ${us.map((u) => u.toFixed(2)).join(', ')}`);
 } finally {
   fs.closeSync(fd);
   fs.rmSync(dir, { recursive: true, force: true });

@@ -17,12 +17,16 @@ export function defaultCases(petSql) {
     ['listPets limit=20', ...listStatement(petSql, { take: 21 })],
     ['listPets status=sold limit=100', ...listStatement(petSql, { status: 'sold', take: 101 })],
     ['listPets limit=20 after a cursor', ...listStatement(petSql, { afterId: 5000, take: 21 })],
-    ['listPets status=sold limit=100 after a cursor', ...listStatement(petSql, { status: 'sold', afterId: 5000, take: 101 })],
+    [
+      'listPets status=sold limit=100 after a cursor',
+      ...listStatement(petSql, { status: 'sold', afterId: 5000, take: 101 }),
+    ],
     ['getPet', petSql.get, [4242]],
   ];
 }
 
-const isIndexPlan = (text) => text.some((l) => /Index (Only )?Scan/.test(l)) && !text.some((l) => /Seq Scan|Sort/.test(l));
+const isIndexPlan = (text) =>
+  text.some((l) => /Index (Only )?Scan/.test(l)) && !text.some((l) => /Seq Scan|Sort/.test(l));
 /** A parameter written into SQL text: the cases' parameters are the bench's own numbers and statuses. */
 const literal = (v) => (typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
 
@@ -32,7 +36,11 @@ const literal = (v) => (typeof v === 'number' ? String(v) : `'${String(v).replac
  * the service sends named prepared statements, which PostgreSQL may switch to that plan after
  * their fifth run, when it estimates it no worse than the plans for the actual parameters.
  */
-export async function explainReads(databaseUrl, petSql, { cases = petSql && defaultCases(petSql), options = 'ANALYZE, BUFFERS', generic = false } = {}) {
+export async function explainReads(
+  databaseUrl,
+  petSql,
+  { cases = petSql && defaultCases(petSql), options = 'ANALYZE, BUFFERS', generic = false } = {},
+) {
   if (!petSql) return null;
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
@@ -82,7 +90,8 @@ export function formatFullPlans(plans) {
   const out = [];
   for (const [name, p] of Object.entries(plans)) {
     out.push('', `  ${name}: parameters (${p.params.map(literal).join(', ')})`, ...p.plan.map((l) => `    ${l}`));
-    if (p.genericPlan) out.push(`    generic plan (prepared statement after its fifth run): ${planSummary(p.genericPlan)}`);
+    if (p.genericPlan)
+      out.push(`    generic plan (prepared statement after its fifth run): ${planSummary(p.genericPlan)}`);
   }
   return out;
 }

@@ -9,7 +9,6 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CPU_PROFILER, GC_PROBE, NODE_BIN, ROOT, RUN_ID, WORK, log } from './settings.mjs';
 
-
 /** Releases run in reverse order of registration by cleanup(). */
 export const cleanups = [];
 export const children = new Set();
@@ -147,4 +146,3 @@ export async function startServer(name, args, env, port, { profile = false, tag 
     `${tag} did not become ready (exit ${child.exitCode ?? child.signalCode ?? 'none'}); its output:\n${tail}`,
   );
 }
-

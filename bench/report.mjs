@@ -27,7 +27,22 @@ export function markdown(header, body, left = 2) {
 
 export function mainTable(rows) {
   return markdown(
-    ['Scenario', 'Server', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'errors', 'non-2xx', 'RSS after MiB', 'CPU µs/req', 'vs raw', 'vs floor', 'vs peer'],
+    [
+      'Scenario',
+      'Server',
+      'req/s',
+      'p50 ms',
+      'p90 ms',
+      'p99 ms',
+      'p99.9 ms',
+      'errors',
+      'non-2xx',
+      'RSS after MiB',
+      'CPU µs/req',
+      'vs raw',
+      'vs floor',
+      'vs peer',
+    ],
     rows.map((r) => [
       r.scenario,
       r.server,
@@ -49,7 +64,17 @@ export function mainTable(rows) {
 
 export function loopTable(rows) {
   return markdown(
-    ['Scenario', 'Server', 'GC pauses', 'GC total ms', 'GC max ms', 'GC % of run', 'loop delay p50 ms', 'p99 ms', 'max ms'],
+    [
+      'Scenario',
+      'Server',
+      'GC pauses',
+      'GC total ms',
+      'GC max ms',
+      'GC % of run',
+      'loop delay p50 ms',
+      'p99 ms',
+      'max ms',
+    ],
     rows.map((r) => [
       r.scenario,
       r.server,
@@ -121,14 +146,17 @@ export function aggregate(scenario, server, runs) {
 export function quietMachineWarnings(before, after) {
   const w = [];
   if (before > 1.5)
-    w.push(`the machine was busy before the run: 1-minute load average ${before.toFixed(2)} (> 1.5); the figures are skewed`);
+    w.push(
+      `the machine was busy before the run: 1-minute load average ${before.toFixed(2)} (> 1.5); the figures are skewed`,
+    );
   // The bench keeps about one runnable process per core (load generator, server, PostgreSQL).
   const expected = os.cpus().length + 1;
   if (after - before > expected)
-    w.push(`the load average rose from ${before.toFixed(2)} to ${after.toFixed(2)}, more than the bench's own load (~${expected}) explains: other work ran meanwhile`);
+    w.push(
+      `the load average rose from ${before.toFixed(2)} to ${after.toFixed(2)}, more than the bench's own load (~${expected}) explains: other work ran meanwhile`,
+    );
   return w;
 }
-
 
 /** What each scenario with a note sends, below the table. */
 export function scenarioNotes(scenarios) {
@@ -145,12 +173,19 @@ export function manyKeysReport(keys, serviceRow, codes = {}) {
   for (const k of keys) byPlan[k.plan] = (byPlan[k.plan] ?? 0) + 1;
   const total = Object.values(codes).reduce((a, b) => a + b, 0);
   const rejected = codes['429'] ?? 0;
-  const other = total - rejected - Object.entries(codes).filter(([c]) => c.startsWith('2')).reduce((a, [, n]) => a + n, 0);
+  const other =
+    total -
+    rejected -
+    Object.entries(codes)
+      .filter(([c]) => c.startsWith('2'))
+      .reduce((a, [, n]) => a + n, 0);
   const peak = Math.max(...serviceRow.runs.map((r) => r.reqPerSec));
   const { perMinuteShare, perDayShare } = keyHeadroom(keys, { reqPerSec: peak, totalRequests: total });
   return [
     '',
-    `listPetsManyKeys: ${fmt(keys.length)} keys (${Object.entries(byPlan).map(([p, n]) => `${n} ${p}`).join(', ')}), one address each. ` +
+    `listPetsManyKeys: ${fmt(keys.length)} keys (${Object.entries(byPlan)
+      .map(([p, n]) => `${n} ${p}`)
+      .join(', ')}), one address each. ` +
       `The service answered ${fmt(total)} requests over all its runs of it (warm-ups included): ${rejected === 0 ? 'no 429' : `${fmt(rejected)} × 429`}, ${fmt(other)} other non-2xx. ` +
       `At its fastest run (${fmt(peak)} req/s) each key used ${fmt(perMinuteShare * 100)}% of its per-minute limit on average; the most of a day's limit any key used: ${fmt(perDayShare * 100, 1)}%.`,
   ];
@@ -195,7 +230,8 @@ export function ledgerLines(ledgers) {
       '',
       formatLedger(these.map((l) => ({ name: l.name, ledger: l.ledger, cpuUsPerReq: l.cpuUsPerReq }))),
     );
-    if (service) out.push('', `CPU profile of the service during ${scenario}, top functions:`, formatSummary(service.summary));
+    if (service)
+      out.push('', `CPU profile of the service during ${scenario}, top functions:`, formatSummary(service.summary));
   }
   return out;
 }

@@ -127,7 +127,8 @@ async function main() {
   if (SOAK) return soak(warnings);
   const startedAt = new Date().toISOString();
   const loadBefore = os.loadavg()[0];
-  if (loadBefore > 1.5) log(`warning: 1-minute load average ${loadBefore.toFixed(2)} before the run; the figures will be skewed`);
+  if (loadBefore > 1.5)
+    log(`warning: 1-minute load average ${loadBefore.toFixed(2)} before the run; the figures will be skewed`);
 
   const { db, key, many, prefix, prefixSupported } = await prepare(warnings, SCENARIOS);
   const ports = {};
@@ -153,8 +154,14 @@ async function main() {
         ...(PET_SQL ? { BENCH_PET_SQL: JSON.stringify(PET_SQL) } : {}),
       },
     ],
-    floor: [[path.join(PEERS_DIST, 'bench/peers/floor.js')], { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' }],
-    peer: [[path.join(PEERS_DIST, 'bench/peers/peer.js')], { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' }],
+    floor: [
+      [path.join(PEERS_DIST, 'bench/peers/floor.js')],
+      { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' },
+    ],
+    peer: [
+      [path.join(PEERS_DIST, 'bench/peers/peer.js')],
+      { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' },
+    ],
     service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
   };
   const servers = {};
@@ -167,7 +174,8 @@ async function main() {
     features = await probeFeatures(servers.service, key);
     features.redis = Boolean(REDIS_URL) && features.rateLimits;
     log(`active on the service: ${JSON.stringify(features)}`);
-    if (features.keyedStatus !== 200) throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
+    if (features.keyedStatus !== 200)
+      throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
   }
 
   // Every server answers the reads; the service and raw answer them with the same bytes, so they
@@ -206,7 +214,14 @@ async function main() {
 
   const aged =
     AGED && SELECTED_AGED.length && (SERVERS.includes('raw') || SERVERS.includes('service'))
-      ? await runAged({ scenarios: SELECTED_AGED, petSql: PET_SQL, prefix, prefixSupported, firstPort: next, loadAverages })
+      ? await runAged({
+          scenarios: SELECTED_AGED,
+          petSql: PET_SQL,
+          prefix,
+          prefixSupported,
+          firstPort: next,
+          loadAverages,
+        })
       : null;
   if (aged) {
     next = aged.next;
@@ -265,9 +280,7 @@ async function main() {
   const agedRows = rows.filter((r) => r.dataset === 'aged');
   const manyKeysRow = rows.find((r) => r.scenarioName === 'listPetsManyKeys' && r.server === 'service');
   const manyKeysLines =
-    many && manyKeysRow
-      ? manyKeysReport(many.keys, manyKeysRow, statusChecks.listPetsManyKeys)
-      : [];
+    many && manyKeysRow ? manyKeysReport(many.keys, manyKeysRow, statusChecks.listPetsManyKeys) : [];
   const result = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -308,7 +321,13 @@ async function main() {
     rows,
     embeddedRows: embedded?.rows ?? [],
     statusChecks,
-    aged: aged && { database: aged.db.name, reused: aged.db.reused, checkMs: aged.db.checkMs, seedMs: aged.db.seedMs, plans: aged.plans },
+    aged: aged && {
+      database: aged.db.name,
+      reused: aged.db.reused,
+      checkMs: aged.db.checkMs,
+      seedMs: aged.db.seedMs,
+      plans: aged.plans,
+    },
     targets,
     queryPlans: plans,
     ledger: ledgerJson(ledgers),
@@ -346,7 +365,14 @@ async function main() {
     '',
     loopTable(rows),
     ...(embedded
-      ? ['', 'Embedded default (PGlite, memory rate limits; the service alone, one run per scenario):', '', mainTable(embedded.rows), '', loopTable(embedded.rows)]
+      ? [
+          '',
+          'Embedded default (PGlite, memory rate limits; the service alone, one run per scenario):',
+          '',
+          mainTable(embedded.rows),
+          '',
+          loopTable(embedded.rows),
+        ]
       : []),
     '',
     `Start to ready (spawn → /readyz 200): ${normalNames.map((n) => `${n} ${fmt(servers[n].readyMs)} ms`).join(', ')}${embedded ? `, embedded ${fmt(embedded.readyMs)} ms` : ''}.`,
@@ -354,9 +380,15 @@ async function main() {
     '',
     'Targets of issues 13 and 24 (reported, not asserted; computed from the tables above):',
     ...formatTargets(targets),
-    ...(plans ? ['', 'Query plans (EXPLAIN ANALYZE on the seeded table; full text in the JSON):', ...formatPlanLines(plans)] : []),
+    ...(plans
+      ? ['', 'Query plans (EXPLAIN ANALYZE on the seeded table; full text in the JSON):', ...formatPlanLines(plans)]
+      : []),
     ...(aged?.plans
-      ? ['', 'Query plans on the aged dataset (EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) of the service\'s statement with each scenario\'s parameters, after its runs):', ...formatFullPlans(aged.plans)]
+      ? [
+          '',
+          "Query plans on the aged dataset (EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) of the service's statement with each scenario's parameters, after its runs):",
+          ...formatFullPlans(aged.plans),
+        ]
       : []),
     ...(warnings.length ? ['', 'Warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
     ...ledgerLines(ledgers),

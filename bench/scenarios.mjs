@@ -66,13 +66,22 @@ export const NORMAL_SCENARIOS = [
     name: 'createPetIdempotent',
     label: 'createPet, Idempotency-Key',
     note: 'a fresh Idempotency-Key (UUID) per request; raw, floor and peer have no idempotency and run their plain create',
-    request: { ...CREATE, setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) },
+    request: {
+      ...CREATE,
+      setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }),
+    },
   },
   ...statusLists('listStatus', SEED_MIDDLE, '10k'),
 ];
 
 export const AGED_SCENARIOS = [
-  { name: 'agedList', label: 'aged listPets limit=20', dataset: 'aged', servers: ['raw', 'service'], request: list('limit=20') },
+  {
+    name: 'agedList',
+    label: 'aged listPets limit=20',
+    dataset: 'aged',
+    servers: ['raw', 'service'],
+    request: list('limit=20'),
+  },
   ...statusLists('aged', AGED_MIDDLE, 'aged'),
 ];
 
@@ -97,7 +106,8 @@ export const PROFILES =
       ? [(SCENARIOS.find((s) => s.name === 'listPets') ?? SCENARIOS[0])?.name].filter(Boolean)
       : process.env.BENCH_PROFILE.split(',').map((s) => s.trim());
 for (const name of PROFILES)
-  if (!NORMAL_SCENARIOS.some((s) => s.name === name)) throw new Error(`BENCH_PROFILE: unknown scenario "${name}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`);
+  if (!NORMAL_SCENARIOS.some((s) => s.name === name))
+    throw new Error(`BENCH_PROFILE: unknown scenario "${name}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`);
 
 /** Whether a scenario runs on a server. */
 export const runsOn = (scenario, server) => !scenario.servers || scenario.servers.includes(server);

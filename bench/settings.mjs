@@ -59,7 +59,10 @@ function resolveNode(wanted) {
     });
     return out.trim().split('\n').pop();
   } catch (err) {
-    throw new Error(`BENCH_NODE=${wanted}: could not get node@${wanted} from the npm registry (${err.message.split('\n')[0]}); BENCH_NODE=current uses ${process.version}`, { cause: err });
+    throw new Error(
+      `BENCH_NODE=${wanted}: could not get node@${wanted} from the npm registry (${err.message.split('\n')[0]}); BENCH_NODE=current uses ${process.version}`,
+      { cause: err },
+    );
   }
 }
 export const NODE_BIN = resolveNode(process.env.BENCH_NODE || '24');

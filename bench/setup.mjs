@@ -59,7 +59,9 @@ export function build(withPeers) {
   }
   if (withPeers && !(process.env.BENCH_SKIP_BUILD === '1' && existsSync(path.join(PEERS_DIST, 'bench/peers')))) {
     log('building the floor and peer apps into .tmp/bench-peers');
-    warnings.push(...tsc(['-p', 'bench/peers/tsconfig.build.json'], path.join(PEERS_DIST, 'bench/peers/peer.js'), 'the peers'));
+    warnings.push(
+      ...tsc(['-p', 'bench/peers/tsconfig.build.json'], path.join(PEERS_DIST, 'bench/peers/peer.js'), 'the peers'),
+    );
   }
   return warnings;
 }
@@ -71,10 +73,15 @@ export function build(withPeers) {
  * else database/database.js, else prisma/database.js.
  */
 export async function databaseModule() {
-  if (existsSync(path.join(DIST, 'database/pg-database.js')) && !(await distModule('database/database.js')).openEmbedded) {
+  if (
+    existsSync(path.join(DIST, 'database/pg-database.js')) &&
+    !(await distModule('database/database.js')).openEmbedded
+  ) {
     return { ...(await distModule('database/pg-database.js')), ...(await distModule('database/embedded-database.js')) };
   }
-  return distModule(existsSync(path.join(DIST, 'database/database.js')) ? 'database/database.js' : 'prisma/database.js');
+  return distModule(
+    existsSync(path.join(DIST, 'database/database.js')) ? 'database/database.js' : 'prisma/database.js',
+  );
 }
 
 /** The URL of a database on the bench's PostgreSQL server. */
@@ -126,7 +133,13 @@ export async function migrateAndSeed(databaseUrl, extraSql = '') {
 export async function seedEmbedded(dataDir, extraSql = '') {
   const { loadConfig } = await distModule('config/config.js');
   const { openEmbedded } = await databaseModule();
-  const config = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', METRICS_TOKEN, API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    NODE_ENV: 'production',
+    METRICS_TOKEN,
+    API_KEY_CHECKSUM_SECRET,
+    API_KEY_PEPPER,
+  });
   const db = await openEmbedded(
     config.database ?? config, // per-slice configuration, or the flat one of older versions
     () => {},
@@ -200,7 +213,6 @@ export async function redisVersion() {
   }
 }
 
-
 /**
  * The service's environment, production's settings: behind one proxy (TRUST_PROXY=1, the load
  * generator in its place, sending X-Forwarded-For where a scenario has clients of their own).
@@ -252,7 +264,9 @@ export async function waitForIdle(dbName, maxMs = 60_000) {
 export async function prepare(warnings, scenarios) {
   const db = await createDatabase();
   const many = scenarios.some((s) => s.manyKeys) ? await manyKeys() : null;
-  log(`database ${db.name} (PostgreSQL ${db.version}); migrating and seeding ${SEED_PETS} pets${many ? ` and ${MANY_KEYS} API keys` : ''}`);
+  log(
+    `database ${db.name} (PostgreSQL ${db.version}); migrating and seeding ${SEED_PETS} pets${many ? ` and ${MANY_KEYS} API keys` : ''}`,
+  );
   await migrateAndSeed(db.url, many?.sql ?? '');
   const key = issueKey({ DATABASE_URL: db.url }) ?? 'bench-no-key';
   if (key === 'bench-no-key') warnings.push('the service has no API key tool yet: requests carry a dummy bearer token');

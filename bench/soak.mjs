@@ -9,7 +9,18 @@ import { freePort, memoryOf, startServer, stopProcess } from './processes.mjs';
 import { fmt, quietMachineWarnings } from './report.mjs';
 import { NORMAL_SCENARIOS } from './scenarios.mjs';
 import { prepare, probeFeatures, serviceEnvFor } from './setup.mjs';
-import { CONNECTIONS, DIST, FIRST_PORT, NODE_VERSION, RESULTS, ROOT, SOAK_MINUTES, SOAK_SAMPLE_S, SOAK_SCENARIO, log } from './settings.mjs';
+import {
+  CONNECTIONS,
+  DIST,
+  FIRST_PORT,
+  NODE_VERSION,
+  RESULTS,
+  ROOT,
+  SOAK_MINUTES,
+  SOAK_SAMPLE_S,
+  SOAK_SCENARIO,
+  log,
+} from './settings.mjs';
 import { formatTargets } from './targets.mjs';
 
 /* global setInterval, clearInterval */
@@ -23,10 +34,18 @@ export async function soak(warnings) {
   const loadBefore = os.loadavg()[0];
   if (loadBefore > 1.5) log(`warning: 1-minute load average ${loadBefore.toFixed(2)} before the soak`);
   const chosen = NORMAL_SCENARIOS.find((s) => s.name === SOAK_SCENARIO);
-  if (!chosen) throw new Error(`BENCH_SOAK_SCENARIO: unknown scenario "${SOAK_SCENARIO}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`);
+  if (!chosen)
+    throw new Error(
+      `BENCH_SOAK_SCENARIO: unknown scenario "${SOAK_SCENARIO}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`,
+    );
   const { db, key, many, prefix, prefixSupported } = await prepare(warnings, [chosen]);
   const port = await freePort(FIRST_PORT);
-  const service = await startServer('service', [path.join(DIST, 'main.js')], serviceEnvFor(db, port, prefix, prefixSupported), port);
+  const service = await startServer(
+    'service',
+    [path.join(DIST, 'main.js')],
+    serviceEnvFor(db, port, prefix, prefixSupported),
+    port,
+  );
   const features = await probeFeatures(service, key);
   if (features.keyedStatus !== 200) throw new Error(`GET /v1/pets with the bench key answered ${features.keyedStatus}`);
   const [scenario] = await bindAll([chosen], { service }, key, many?.keys);
@@ -57,7 +76,10 @@ export async function soak(warnings) {
   warnings.push(...quietMachineWarnings(loadBefore, loadAfter));
   const target = {
     target: `soak: RSS at the end within 10% of the RSS after ${refAt === 60 ? 'minute one' : `${refAt} s (short soak)`}`,
-    value: growth === null ? 'n/a' : `${fmt(ref.rssMiB)} → ${fmt(end.rssMiB)} MiB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%)`,
+    value:
+      growth === null
+        ? 'n/a'
+        : `${fmt(ref.rssMiB)} → ${fmt(end.rssMiB)} MiB (${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%)`,
     met: growth === null ? null : growth <= 0.1,
   };
   const result = {
@@ -78,7 +100,11 @@ export async function soak(warnings) {
     [
       '',
       `Soak — the service under ${scenario.label}, ${CONNECTIONS} connections, ${fmt(seconds)} s, Node ${NODE_VERSION} (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after)`,
-      `${fmt(r.reqPerSec)} req/s (${Object.entries(r.statusCodes).map(([c, n]) => `${c} × ${fmt(n)}`).join(', ')}), p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, p99.9 ${fmt(r.p999Ms, 1)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, CPU ${fmt(r.cpuUsPerReq)} µs/req`,
+      `${fmt(r.reqPerSec)} req/s (${Object.entries(r.statusCodes)
+        .map(([c, n]) => `${c} × ${fmt(n)}`)
+        .join(
+          ', ',
+        )}), p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, p99.9 ${fmt(r.p999Ms, 1)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, CPU ${fmt(r.cpuUsPerReq)} µs/req`,
       `GC: ${r.loop.gc.count} pauses, ${fmt(r.loop.gc.totalMs)} ms in total, longest ${fmt(r.loop.gc.maxMs, 1)} ms; event-loop delay p50 ${fmt(r.loop.eventLoopDelayMs.p50, 1)} ms, p99 ${fmt(r.loop.eventLoopDelayMs.p99, 1)} ms, max ${fmt(r.loop.eventLoopDelayMs.max, 1)} ms`,
       `RSS (MiB) every ${SOAK_SAMPLE_S} s: ${samples.map((s) => `${s.tS}s ${s.rssMiB}`).join(', ')}`,
       '',

@@ -20,10 +20,14 @@ const CALLS = 20_000;
 const ROUNDS = 9;
 
 if (process.env.MEMO_SKIP_BUILD !== '1' || !existsSync(path.join(DIST, 'http/api-validation.pipe.js'))) {
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', DIST], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', DIST],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
 }
 await import('reflect-metadata');
 const { ApiValidationPipe } = await import(pathToFileURL(path.join(DIST, 'http/api-validation.pipe.js')).href);
@@ -66,12 +70,14 @@ async function round(fn) {
 for (const fn of Object.values(sides)) for (let i = 0; i < 3; i++) await round(fn); // warm-up
 const results = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS; r++) {
-  for (const [name, fn] of r % 2 ? Object.entries(sides).reverse() : Object.entries(sides)) results[name].push(await round(fn));
+  for (const [name, fn] of r % 2 ? Object.entries(sides).reverse() : Object.entries(sides))
+    results[name].push(await round(fn));
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const fn of Object.values(sides)) {
   const dto = await fn(query());
-  if (!(dto instanceof ListPetsQueryDto) || dto.limit !== '20' || dto.status !== 'available') throw new Error('not the DTO');
+  if (!(dto instanceof ListPetsQueryDto) || dto.limit !== '20' || dto.status !== 'available')
+    throw new Error('not the DTO');
 }
 console.log(`node ${process.version}, ${CALLS} calls x ${ROUNDS} rounds, median round:`);
 for (const [name, xs] of Object.entries(results)) console.log(`  ${name.padEnd(8)} ${median(xs).toFixed(2)} µs/call`);

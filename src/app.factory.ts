@@ -78,7 +78,8 @@ function configureServer(app: INestApplication, config: ServerConfig): void {
   server.maxConnections = config.maxConnections;
   // A createServer option that Nest doesn't pass through; Node reads the property when it starts
   // listening. A slow client is cut between its timeout and one interval later.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = config.connectionsCheckIntervalMs;
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+    config.connectionsCheckIntervalMs;
   // What those timeouts, oversized headers and malformed HTTP get: the Error body, then close.
   answerClientErrors(server);
   app.get(ShutdownService).attach(server);

@@ -11,7 +11,9 @@ async function bootstrap(): Promise<void> {
   onShutdownSignals(app, config.shutdown);
   const { host, port } = config.server;
   await app.listen(port, host);
-  new Logger('Main').log(`Animal Store API listening on http://${host}:${port} (public base ${config.publicUrls.publicBaseUrl})`);
+  new Logger('Main').log(
+    `Animal Store API listening on http://${host}:${port} (public base ${config.publicUrls.publicBaseUrl})`,
+  );
 }
 
 bootstrap().catch((err: unknown) => {

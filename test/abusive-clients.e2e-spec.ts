@@ -96,7 +96,9 @@ describe('slow clients are cut off by the server timeouts (built service)', () =
     const giveUp = 60_000;
     let slowConnected = 3;
     const connected = <T>(p: Promise<T>) => p.finally(() => (slowConnected -= 1));
-    const headers = connected(trickle(svc.port, 'GET /v1/pets HTTP/1.1\r\nHost: slow\r\n', 'X-Slow: 1\r\n', 200, giveUp));
+    const headers = connected(
+      trickle(svc.port, 'GET /v1/pets HTTP/1.1\r\nHost: slow\r\n', 'X-Slow: 1\r\n', 200, giveUp),
+    );
     const body = connected(
       trickle(
         svc.port,
@@ -153,7 +155,11 @@ describe('slow clients are cut off by the server timeouts (built service)', () =
         headersTimeout: server.headersTimeout,
         requestTimeout: server.requestTimeout,
         connectionsCheckingInterval: server.connectionsCheckingInterval,
-      }).toEqual({ headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: NODE_TIMEOUT_CHECK_MS });
+      }).toEqual({
+        headersTimeout: HEADERS_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
+        connectionsCheckingInterval: NODE_TIMEOUT_CHECK_MS,
+      });
     } finally {
       await app.close();
       await own.drop();
@@ -168,7 +174,9 @@ function get(url: string, agent: http.Agent): Promise<{ status: number; body: { 
       .get(url, { agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+        );
         res.on('error', reject);
       })
       .on('error', reject);
@@ -200,7 +208,10 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
 
   beforeAll(async () => {
     db = await createTestDatabase(ATTACK_DB);
-    app = await startTestApp(db, { clock: new FakeClock(new Date('2026-11-22T12:00:05Z')), env: { ...redis.env, TRUST_PROXY: '1' } });
+    app = await startTestApp(db, {
+      clock: new FakeClock(new Date('2026-11-22T12:00:05Z')),
+      env: { ...redis.env, TRUST_PROXY: '1' },
+    });
     await app.listen(0, '127.0.0.1');
     base = await app.getUrl();
   });
@@ -212,7 +223,9 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
   });
 
   it('counts 70 requests with 70 different garbage values against the socket address: the 61st is a 429', async () => {
-    const results = await flood(`${base}/v1/pets`, 70, 1, (i) => ({ headers: { 'x-forwarded-for': garbageForwardedFor(i) } }));
+    const results = await flood(`${base}/v1/pets`, 70, 1, (i) => ({
+      headers: { 'x-forwarded-for': garbageForwardedFor(i) },
+    }));
     const outcomes = results.map((r) => `${r.status} ${r.body.code}`);
     expect(outcomes.slice(0, 60)).toEqual(Array(60).fill('401 missing_api_key'));
     expect(outcomes.slice(60)).toEqual(Array(10).fill('429 rate_limit_exceeded'));
@@ -235,56 +248,62 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
   });
 });
 
-describeIfPostgres('finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)', () => {
-  let db: TestDatabase;
-  let svc: RunningService | undefined;
-  const redis = redisEnv('readiness-flood');
+describeIfPostgres(
+  'finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)',
+  () => {
+    let db: TestDatabase;
+    let svc: RunningService | undefined;
+    const redis = redisEnv('readiness-flood');
 
-  beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-  }, 60_000);
+    beforeAll(async () => {
+      db = await createTestDatabase('postgres');
+    }, 60_000);
 
-  afterAll(async () => {
-    await svc?.stop('SIGKILL');
-    await redis.cleanup();
-    await db?.drop();
-  });
+    afterAll(async () => {
+      await svc?.stop('SIGKILL');
+      await redis.cleanup();
+      await db?.drop();
+    });
 
-  it('answers 2,000 concurrent probes 200 within the readiness timeout, from a few computations', async () => {
-    const before = await settledStats(db.env.DATABASE_URL);
-    // Each computation reused for READINESS_CACHE_MS, here longer than the flood can take: the
-    // count below then depends on the mechanism (one computation at a time, reused), not on how
-    // fast this machine is.
-    svc = await startService({ ...db.env, ...redis.env, READINESS_TIMEOUT_MS: '2000', READINESS_CACHE_MS: '60000' }, 60_000);
-    // All 2,000 at once, over at most 400 connections (more than Node's listen backlog of 511
-    // at once would be dropped by the kernel before the service sees them).
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 400 });
-    const probes = await Promise.all(
-      Array.from({ length: 2000 }, () => get(`${svc!.url}/readyz`, agent)),
-    ).finally(() => agent.destroy());
-    expect(await svc.stop('SIGTERM')).toBe(0);
-    svc = undefined;
-    const after = await settledStats(db.env.DATABASE_URL);
-    // The service's whole life: its start, every probe, its shutdown (less the one query of the
-    // first settledStats' own connection to the database).
-    const roundTrips = after.xactCommit + after.xactRollback - (before.xactCommit + before.xactRollback) - 1;
-    const computations = after.scans._prisma_migrations - (before.scans._prisma_migrations ?? 0);
-    process.stdout.write(
-      `finding 3: ${roundTrips} database round trips, ${computations} readiness computations for 2000 probes\n`,
-    );
-    // Every probe was answered from a computation that finished within READINESS_TIMEOUT_MS
-    // (the server gives up on a check after it, and the answer is then a 503).
-    const outcomes = probes.map((p) => `${p.status} ${p.body.status ?? p.body.code}`);
-    expect(outcomes).toEqual(Array(2000).fill('200 ok'));
-    // One computation at a time, reused for READINESS_CACHE_MS: one for the whole flood, and one
-    // to spare.
-    const allowed = 2;
-    expect(computations).toBeLessThanOrEqual(allowed);
-    // Three queries per computation (SELECT 1, the migrations table's existence and rows), and
-    // what the service's start does.
-    expect(roundTrips).toBeLessThanOrEqual(3 * allowed + 5);
-  }, 120_000);
-});
+    it('answers 2,000 concurrent probes 200 within the readiness timeout, from a few computations', async () => {
+      const before = await settledStats(db.env.DATABASE_URL);
+      // Each computation reused for READINESS_CACHE_MS, here longer than the flood can take: the
+      // count below then depends on the mechanism (one computation at a time, reused), not on how
+      // fast this machine is.
+      svc = await startService(
+        { ...db.env, ...redis.env, READINESS_TIMEOUT_MS: '2000', READINESS_CACHE_MS: '60000' },
+        60_000,
+      );
+      // All 2,000 at once, over at most 400 connections (more than Node's listen backlog of 511
+      // at once would be dropped by the kernel before the service sees them).
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 400 });
+      const probes = await Promise.all(Array.from({ length: 2000 }, () => get(`${svc!.url}/readyz`, agent))).finally(
+        () => agent.destroy(),
+      );
+      expect(await svc.stop('SIGTERM')).toBe(0);
+      svc = undefined;
+      const after = await settledStats(db.env.DATABASE_URL);
+      // The service's whole life: its start, every probe, its shutdown (less the one query of the
+      // first settledStats' own connection to the database).
+      const roundTrips = after.xactCommit + after.xactRollback - (before.xactCommit + before.xactRollback) - 1;
+      const computations = after.scans._prisma_migrations - (before.scans._prisma_migrations ?? 0);
+      process.stdout.write(
+        `finding 3: ${roundTrips} database round trips, ${computations} readiness computations for 2000 probes\n`,
+      );
+      // Every probe was answered from a computation that finished within READINESS_TIMEOUT_MS
+      // (the server gives up on a check after it, and the answer is then a 503).
+      const outcomes = probes.map((p) => `${p.status} ${p.body.status ?? p.body.code}`);
+      expect(outcomes).toEqual(Array(2000).fill('200 ok'));
+      // One computation at a time, reused for READINESS_CACHE_MS: one for the whole flood, and one
+      // to spare.
+      const allowed = 2;
+      expect(computations).toBeLessThanOrEqual(allowed);
+      // Three queries per computation (SELECT 1, the migrations table's existence and rows), and
+      // what the service's start does.
+      expect(roundTrips).toBeLessThanOrEqual(3 * allowed + 5);
+    }, 120_000);
+  },
+);
 
 describe('finding 4: connection strings are never echoed with their password (built service)', () => {
   const PASSWORD = 'Pw-4-finding-4-s3cr3t';
@@ -302,12 +321,16 @@ describe('finding 4: connection strings are never echoed with their password (bu
     // (More shapes of bad URL are in src/config/config.spec.ts; each start here costs seconds.)
     ['DATABASE_URL', `postgresql://animal:${PASSWORD}@127.0.0.1:notaport/animal_store`],
     ['REDIS_URL', `redis://default:${PASSWORD}@127.0.0.1:99999`],
-  ])('stops on a bad %s (%s) with exit 78 and a message naming it, without the password', async (name, value) => {
-    const svc = await startService({ ...db.env, LOG_LEVEL: 'info', [name]: value });
-    expect(await svc.exited).toBe(78);
-    expect(svc.output()).toContain(`configuration error: ${name}`);
-    expect(svc.output()).not.toContain(PASSWORD);
-  }, 60_000);
+  ])(
+    'stops on a bad %s (%s) with exit 78 and a message naming it, without the password',
+    async (name, value) => {
+      const svc = await startService({ ...db.env, LOG_LEVEL: 'info', [name]: value });
+      expect(await svc.exited).toBe(78);
+      expect(svc.output()).toContain(`configuration error: ${name}`);
+      expect(svc.output()).not.toContain(PASSWORD);
+    },
+    60_000,
+  );
 
   it('logs nothing of the password when the servers of well-formed URLs cannot be reached', async () => {
     const svc = await startService({
@@ -320,7 +343,9 @@ describe('finding 4: connection strings are never echoed with their password (bu
     });
     try {
       expect((await fetch(`${svc.url}/readyz`)).status).toBe(503);
-      expect((await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${generateApiKey()}` } })).status).toBe(503);
+      expect(
+        (await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${generateApiKey()}` } })).status,
+      ).toBe(503);
     } finally {
       await svc.stop();
     }
@@ -346,7 +371,11 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
   it.each([
     ['no METRICS_TOKEN nor METRICS_PORT', SECRET, /METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/],
     ['TRUST_PROXY=true', { ...SECRET, ...TOKEN, TRUST_PROXY: 'true' }, /TRUST_PROXY=true .*number of proxies/],
-    ['no API_KEY_CHECKSUM_SECRET', TOKEN, /API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production.*openssl rand -base64 48/],
+    [
+      'no API_KEY_CHECKSUM_SECRET',
+      TOKEN,
+      /API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production.*openssl rand -base64 48/,
+    ],
     [
       "docker-compose.yml's placeholder pepper",
       { ...SECRET, ...TOKEN, API_KEY_PEPPER: 'REPLACE-ME-placeholder-pepper-not-a-secret-0000' },
@@ -357,11 +386,15 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
       { ...TOKEN, API_KEY_CHECKSUM_SECRET: 'REPLACE-ME-placeholder-checksum-secret-00' },
       /API_KEY_CHECKSUM_SECRET is the placeholder of docker-compose.yml/,
     ],
-  ])('stops with exit 78 on %s', async (_what, env: Record<string, string>, message) => {
-    const svc = await startService({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env });
-    expect(await svc.exited).toBe(78);
-    expect(svc.output()).toMatch(message);
-  }, 60_000);
+  ])(
+    'stops with exit 78 on %s',
+    async (_what, env: Record<string, string>, message) => {
+      const svc = await startService({ ...db.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env });
+      expect(await svc.exited).toBe(78);
+      expect(svc.output()).toMatch(message);
+    },
+    60_000,
+  );
 
   it('serves /metrics only on METRICS_PORT when it is set, on loopback unless METRICS_HOST says otherwise (and, finding 6, logs at most 1 KiB of a URL)', async () => {
     const metricsPort = await freePort();
@@ -392,7 +425,9 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
       expect(post.headers.get('allow')).toBe('GET, HEAD');
       // An unauthenticated request's URL is client text up to the header limit, and every one is
       // logged, refused or not: the access log keeps at most 1,024 characters of it.
-      const longUrl = await fetch(`${svc.url}/v1/pets?${'q'.repeat(12_000)}`, { headers: { 'x-request-id': 'long-url' } });
+      const longUrl = await fetch(`${svc.url}/v1/pets?${'q'.repeat(12_000)}`, {
+        headers: { 'x-request-id': 'long-url' },
+      });
       expect(longUrl.status).toBe(401);
     } finally {
       expect(await svc.stop()).toBe(0);

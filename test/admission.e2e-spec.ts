@@ -168,7 +168,10 @@ describe.each(BACKENDS)('admission on %s', (backend) => {
       // A lookup matches either secret of a key: an index scan of each of its two unique indexes
       // (the instance's polls of changed keys use another).
       const secretIndexes = ['api_keys_hash_key', 'api_keys_previous_hash_key'];
-      const scans = secretIndexes.reduce((n, index) => n + after.indexScans[index] - (before.indexScans[index] ?? 0), 0);
+      const scans = secretIndexes.reduce(
+        (n, index) => n + after.indexScans[index] - (before.indexScans[index] ?? 0),
+        0,
+      );
       expect(scans).toBeGreaterThanOrEqual(total);
       expect(scans).toBeLessThanOrEqual(2 * total);
     }

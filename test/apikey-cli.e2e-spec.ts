@@ -159,8 +159,14 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
   it('moves a key to another plan', async () => {
     const listed = await json<Listed[]>(['list'], env);
     const free = listed.find((k) => k.name === 'Free tier')!;
-    expect(await json<Listed>(['set-plan', String(free.id), 'business'], env)).toMatchObject({ plan: 'business', perMinute: 1000, perDay: 100_000 });
-    expect(await json<Listed>(['set-plan', String(free.id), 'enterprise', '--per-minute', '7', '--per-day', '70'], env)).toMatchObject({
+    expect(await json<Listed>(['set-plan', String(free.id), 'business'], env)).toMatchObject({
+      plan: 'business',
+      perMinute: 1000,
+      perDay: 100_000,
+    });
+    expect(
+      await json<Listed>(['set-plan', String(free.id), 'enterprise', '--per-minute', '7', '--per-day', '70'], env),
+    ).toMatchObject({
       plan: 'enterprise',
       perMinute: 7,
       perDay: 70,
@@ -198,7 +204,10 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 90 * 86_400_000);
     expect(expiring.state).toBe('active');
 
-    const rolled = await json<Listed & { key: string; previousSecretExpiresAt: string }>(['roll', String(expiring.id), '--overlap', '1h'], env);
+    const rolled = await json<Listed & { key: string; previousSecretExpiresAt: string }>(
+      ['roll', String(expiring.id), '--overlap', '1h'],
+      env,
+    );
     expect(rolled).toMatchObject({ id: expiring.id, plan: 'pro', previousSecretExpiresAt: expect.any(String) });
     expect(rolled.key).toMatch(new RegExp(`^${KEY.source}$`));
     expect(rolled.key).not.toBe(expiring.key);
@@ -209,7 +218,8 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
 
     const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
     try {
-      const status = async (key: string) => (await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status;
+      const status = async (key: string) =>
+        (await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status;
       expect(await status(rolled.key)).toBe(200);
       expect(await status(expiring.key)).toBe(200); // within its overlap
       expect(await status(dropped.key)).toBe(200);
@@ -292,7 +302,9 @@ describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
     await server.stop(); // SIGTERM: the server releases DATA_DIR on its way out
     server = undefined;
     const listed = await json<Listed[]>(['list'], { DATA_DIR: dir });
-    expect(listed).toEqual([expect.objectContaining({ name: 'development key (local use only)', plan: 'free', revokedAt: null })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ name: 'development key (local use only)', plan: 'free', revokedAt: null }),
+    ]);
     expect(listed[0].lastUsedAt).not.toBeNull();
 
     server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);

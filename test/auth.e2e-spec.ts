@@ -79,7 +79,10 @@ describeEachDatabase('API key authentication on %s', (kind) => {
     it('answers 401 missing_api_key without an Authorization header, on every operation', async () => {
       expect401(await http().get('/v1/pets'), 'missing_api_key');
       expect401(await http().get('/v1/pets/1'), 'missing_api_key');
-      expect401(await http().post('/v1/pets').set('Content-Type', 'application/json').send('{"name":"x","categoryId":1}'), 'missing_api_key');
+      expect401(
+        await http().post('/v1/pets').set('Content-Type', 'application/json').send('{"name":"x","categoryId":1}'),
+        'missing_api_key',
+      );
       expect401(await http().get('/v1/pets').set('Authorization', ''), 'missing_api_key');
     });
 
@@ -97,7 +100,10 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       ['a malformed key', () => 'Bearer ask_not-a-key'],
       ['a key of another service', () => `Bearer ghp_${key.slice(4)}`],
       ['a truncated key', () => `Bearer ${key.slice(0, -1)}`],
-      ['a mistyped key (bad checksum)', () => `Bearer ${key.slice(0, 10)}${key[10] === 'a' ? 'b' : 'a'}${key.slice(11)}`],
+      [
+        'a mistyped key (bad checksum)',
+        () => `Bearer ${key.slice(0, 10)}${key[10] === 'a' ? 'b' : 'a'}${key.slice(11)}`,
+      ],
       ['an unknown key with a valid checksum', () => `Bearer ${generateApiKey()}`],
     ];
     it.each(bad)('answers 401 invalid_api_key for %s', async (_what, header) => {
@@ -136,12 +142,16 @@ describeEachDatabase('API key authentication on %s', (kind) => {
 
     it('records last use in last_used_at, without delaying the request', async () => {
       const fresh = await issueApiKey(app, { name: 'last used' });
-      const [before] = await sql<{ last_used_at: Date | null }>(`SELECT last_used_at FROM api_keys WHERE name = 'last used'`);
+      const [before] = await sql<{ last_used_at: Date | null }>(
+        `SELECT last_used_at FROM api_keys WHERE name = 'last used'`,
+      );
       expect(before.last_used_at).toBeNull();
       expect((await http().get('/v1/pets').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
       // Recorded after the answer, so it is awaited (the answer above did not wait for it).
       const after = await waitFor(
-        async () => (await sql<{ last_used_at: Date | null }>(`SELECT last_used_at FROM api_keys WHERE name = 'last used'`))[0].last_used_at,
+        async () =>
+          (await sql<{ last_used_at: Date | null }>(`SELECT last_used_at FROM api_keys WHERE name = 'last used'`))[0]
+            .last_used_at,
         { what: 'last_used_at of the key to be recorded' },
       );
       expect(after).toBeInstanceOf(Date);
@@ -177,7 +187,8 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       // Ten requests within one TTL, however long they take: the cache's clock stands still.
       const cache = stopCacheClock();
       try {
-        for (let i = 0; i < 10; i++) expect((await http().get('/v1/pets?limit=1').set('Authorization', `Bearer ${hot}`)).status).toBe(200);
+        for (let i = 0; i < 10; i++)
+          expect((await http().get('/v1/pets?limit=1').set('Authorization', `Bearer ${hot}`)).status).toBe(200);
         expect(lookups).toHaveBeenCalledTimes(1);
       } finally {
         cache.restore();
@@ -197,7 +208,12 @@ describeEachDatabase('API key authentication on %s', (kind) => {
         expect((await http().get('/v1/pets?limit=1').set('Authorization', `Bearer ${hot}`)).status).toBe(200);
         // last_used_at is written after the answer; wait for it, then for a poll after it.
         await waitFor(
-          async () => (await sql<{ last_used_at: Date | null }>(`SELECT last_used_at FROM api_keys WHERE name = 'hot past the TTL'`))[0].last_used_at,
+          async () =>
+            (
+              await sql<{ last_used_at: Date | null }>(
+                `SELECT last_used_at FROM api_keys WHERE name = 'hot past the TTL'`,
+              )
+            )[0].last_used_at,
           { what: 'last_used_at of the key to be recorded' },
         );
         for (let i = 0; i < 3; i++) {
@@ -222,7 +238,9 @@ describeEachDatabase('API key authentication on %s', (kind) => {
         await auth.pollChanges();
         await sql(`UPDATE api_keys SET plan = 'pro' WHERE name = 'changed by another process'`);
         await auth.pollChanges();
-        expect((await http().get('/v1/pets').set('Authorization', `Bearer ${other}`)).headers['x-ratelimit-limit']).toBe('300');
+        expect(
+          (await http().get('/v1/pets').set('Authorization', `Bearer ${other}`)).headers['x-ratelimit-limit'],
+        ).toBe('300');
         await sql(`UPDATE api_keys SET revoked_at = now() WHERE name = 'changed by another process'`);
         await auth.pollChanges();
         expect401(await http().get('/v1/pets').set('Authorization', `Bearer ${other}`), 'invalid_api_key', other);
@@ -254,10 +272,12 @@ describeEachDatabase('API key authentication on %s', (kind) => {
 
     it('documents bearer security and the 401 on every operation of the OpenAPI document', async () => {
       const doc = (await http().get('/openapi.json')).body;
-      expect(doc.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'API key' }));
-      const ops = Object.values(doc.paths as Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>).flatMap(
-        (item) => Object.values(item),
+      expect(doc.components.securitySchemes.bearer).toEqual(
+        expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'API key' }),
       );
+      const ops = Object.values(
+        doc.paths as Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>,
+      ).flatMap((item) => Object.values(item));
       expect(ops.length).toBe(3);
       for (const op of ops) {
         expect(op.security).toEqual([{ bearer: [] }]);
@@ -342,12 +362,16 @@ describe('a route that declares no auth', () => {
   });
 
   it('is found by the route check, and still needs a key (deny by default)', async () => {
-    expect(routes(app).filter((r) => r.mode === undefined).map((r) => r.route)).toEqual([
-      'GET /v1/undeclared (UndeclaredController.get)',
-    ]);
+    expect(
+      routes(app)
+        .filter((r) => r.mode === undefined)
+        .map((r) => r.route),
+    ).toEqual(['GET /v1/undeclared (UndeclaredController.get)']);
     expect401(await request(app.getHttpServer()).get('/v1/undeclared'), 'missing_api_key');
     const key = await issueApiKey(app);
-    expect((await request(app.getHttpServer()).get('/v1/undeclared').set('Authorization', `Bearer ${key}`)).status).toBe(200);
+    expect(
+      (await request(app.getHttpServer()).get('/v1/undeclared').set('Authorization', `Bearer ${key}`)).status,
+    ).toBe(200);
   });
 });
 
@@ -378,7 +402,9 @@ describe('first run on the embedded default', () => {
       expect(printed).toMatch(/for local use only/);
       const keys = await app.get(ApiKeysService).list();
       expect(keys).toEqual([expect.objectContaining({ name: DEV_KEY_NAME, plan: 'free', revokedAt: null })]);
-      expect((await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${devKey}`)).status).toBe(200);
+      expect((await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${devKey}`)).status).toBe(
+        200,
+      );
     } finally {
       await app.close();
     }
@@ -396,7 +422,14 @@ describe('first run on the embedded default', () => {
     const fresh = await createTestDatabase('embedded', { migrate: false });
     try {
       for (const NODE_ENV of ['test', 'production']) {
-        const app = await startTestApp(fresh, { env: { NODE_ENV, LOG_LEVEL: 'silent', METRICS_TOKEN: 'metrics-token-0123456789', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) } });
+        const app = await startTestApp(fresh, {
+          env: {
+            NODE_ENV,
+            LOG_LEVEL: 'silent',
+            METRICS_TOKEN: 'metrics-token-0123456789',
+            API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),
+          },
+        });
         try {
           expect(await app.get(ApiKeysService).count()).toBe(0);
         } finally {

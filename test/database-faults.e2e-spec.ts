@@ -90,7 +90,9 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
         break;
       case 2:
         what = 'POST /v1/pets';
-        req = auth(http().post('/v1/pets')).set('Content-Type', 'application/json').send(`{"name":"plain-${n}","categoryId":1}`);
+        req = auth(http().post('/v1/pets'))
+          .set('Content-Type', 'application/json')
+          .send(`{"name":"plain-${n}","categoryId":1}`);
         break;
       case 3:
         what = 'POST /v1/pets (Idempotency-Key)';
@@ -104,7 +106,12 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
         req = http().get('/readyz').timeout(REQUEST_DEADLINE_MS);
     }
     const res = await req;
-    return { status: res.status, body: res.body as Outcome['body'], retryAfter: res.headers['retry-after'] as string | undefined, what };
+    return {
+      status: res.status,
+      body: res.body as Outcome['body'],
+      retryAfter: res.headers['retry-after'] as string | undefined,
+      what,
+    };
   }
 
   /** Runs `workers` loops of requests until `until` resolves; collects every outcome in `outcomes`, as it comes. */
@@ -134,23 +141,32 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
   }
 
   async function terminateBackends(): Promise<number> {
-    const r = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [dbName]);
+    const r = await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [dbName],
+    );
     return r.rowCount ?? 0;
   }
 
   async function recovers(): Promise<void> {
     await waitFor(
-      async () => (await auth(http().get('/v1/pets?limit=1'))).status === 200 && (await http().get('/readyz')).status === 200,
+      async () =>
+        (await auth(http().get('/v1/pets?limit=1'))).status === 200 && (await http().get('/readyz')).status === 200,
       { what: 'GET /v1/pets and /readyz to answer 200 again', intervalMs: 200 },
     );
-    const created = await auth(http().post('/v1/pets')).set('Content-Type', 'application/json').send('{"name":"after","categoryId":3}');
+    const created = await auth(http().post('/v1/pets'))
+      .set('Content-Type', 'application/json')
+      .send('{"name":"after","categoryId":3}');
     expect(created.status).toBe(201);
   }
 
   /** A pet created with an Idempotency-Key and its completed record exist together, or neither. */
   async function expectNothingHalfWritten(): Promise<void> {
     const prisma = app.get(PrismaService);
-    const pets = await prisma.pet.findMany({ where: { name: { startsWith: 'idem-' } }, select: { id: true, name: true } });
+    const pets = await prisma.pet.findMany({
+      where: { name: { startsWith: 'idem-' } },
+      select: { id: true, name: true },
+    });
     const keys = await prisma.idempotencyKey.findMany({ where: { key: { startsWith: 'fault-' } } });
     const completed = new Map(keys.filter((k) => k.state === 'completed').map((k) => [k.key, k]));
     for (const pet of pets) {
@@ -168,14 +184,22 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
       for (let round = 0; round < 25; round++) {
         // Between two kills traffic goes on, and some of it gets through.
         const answered = outcomes.length;
-        await waitFor(() => outcomes.length >= answered + 3 && outcomes.slice(answered).some((o) => o.status >= 200 && o.status < 300), {
-          what: `a success among three answers or more after kill ${round}`,
-        });
+        await waitFor(
+          () =>
+            outcomes.length >= answered + 3 && outcomes.slice(answered).some((o) => o.status >= 200 && o.status < 300),
+          {
+            what: `a success among three answers or more after kill ${round}`,
+          },
+        );
         killed += await terminateBackends();
       }
       expect(killed).toBeGreaterThan(0);
     })();
-    await traffic(12, kills.catch(() => {}), outcomes);
+    await traffic(
+      12,
+      kills.catch(() => {}),
+      outcomes,
+    );
     await kills;
 
     expectOnlySuccessOr503(outcomes);
@@ -197,7 +221,8 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
       await proxy.stop(); // resets every open connection and refuses new ones
       // Readiness reuses an outcome for READINESS_CACHE_MS: the one it computes after the cut.
       const ready = await waitFor(
-        async () => ((res) => (res.status === 200 ? undefined : res))(await http().get('/readyz').timeout(REQUEST_DEADLINE_MS)),
+        async () =>
+          ((res) => (res.status === 200 ? undefined : res))(await http().get('/readyz').timeout(REQUEST_DEADLINE_MS)),
         { what: '/readyz to notice the database is gone' },
       );
       expect(expectErrorBody(ready, 503, 'service_unavailable').details).toBeUndefined();

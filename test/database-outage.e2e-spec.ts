@@ -39,7 +39,11 @@ describeIfPostgres('PostgreSQL outage', () => {
     await proxy.stop();
     for (const req of [
       http().get('/v1/pets').set('Authorization', auth),
-      http().post('/v1/pets').set('Authorization', auth).set('Content-Type', 'application/json').send('{"name":"x","categoryId":1}'),
+      http()
+        .post('/v1/pets')
+        .set('Authorization', auth)
+        .set('Content-Type', 'application/json')
+        .send('{"name":"x","categoryId":1}'),
     ]) {
       const res = await req;
       expect(expectErrorBody(res, 503, 'service_unavailable').details).toBeUndefined();

@@ -67,10 +67,10 @@ describeEachDatabase('durability across SIGKILL on %s', (kind) => {
         const i = n++;
         const s: Sent = {
           // int64 values at the edge, every status, names that need escaping: "complete" means all of it.
-          body: JSON.stringify({ name: `w${w} #${i} "durable" 🐾`, status: ['available', 'pending', 'sold'][i % 3] }).replace(
-            /}$/,
-            `,"categoryId":${i % 2 === 0 ? '9223372036854775807' : String(1000 + i)}}`,
-          ),
+          body: JSON.stringify({
+            name: `w${w} #${i} "durable" 🐾`,
+            status: ['available', 'pending', 'sold'][i % 3],
+          }).replace(/}$/, `,"categoryId":${i % 2 === 0 ? '9223372036854775807' : String(1000 + i)}}`),
           idempotencyKey: i % 2 === 0 ? `durable-${kind}-${i}` : undefined,
         };
         sent.push(s);
@@ -111,7 +111,11 @@ describeEachDatabase('durability across SIGKILL on %s', (kind) => {
     for (const s of ok.filter((x) => x.idempotencyKey)) {
       const retry: Sent = { ...s, status: undefined, text: undefined };
       await create(again, retry);
-      expect({ key: s.idempotencyKey, status: retry.status, text: retry.text }).toEqual({ key: s.idempotencyKey, status: 201, text: s.text });
+      expect({ key: s.idempotencyKey, status: retry.status, text: retry.text }).toEqual({
+        key: s.idempotencyKey,
+        status: 201,
+        text: s.text,
+      });
     }
     // A create that got no answer is safe to retry with its key: it ends with exactly one animal.
     const all = await listAll(again);

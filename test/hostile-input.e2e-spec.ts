@@ -31,7 +31,10 @@ describeEachDatabase('hostile input, round 2, on %s', (kind) => {
   });
 
   const post = (body: string, idempotencyKey?: string) => {
-    const req = request(app.getHttpServer()).post('/v1/pets').set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json');
+    const req = request(app.getHttpServer())
+      .post('/v1/pets')
+      .set('Authorization', `Bearer ${key}`)
+      .set('Content-Type', 'application/json');
     if (idempotencyKey) req.set('Idempotency-Key', idempotencyKey);
     return req.send(body);
   };
@@ -99,7 +102,11 @@ describeEachDatabase('hostile input, round 2, on %s', (kind) => {
     it.each(c1.map((c) => [`U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`, c]))(
       'refuses %s (C1 control) inside a name',
       async (_what, c) => {
-        await expectRefused(JSON.stringify({ name: `Re${c}x`, categoryId: 1 }), /must not contain control characters/, 'name');
+        await expectRefused(
+          JSON.stringify({ name: `Re${c}x`, categoryId: 1 }),
+          /must not contain control characters/,
+          'name',
+        );
       },
     );
 
@@ -136,13 +143,16 @@ describeEachDatabase('hostile input, round 2, on %s', (kind) => {
   });
 
   describe('paths are matched exactly, and getPet takes no query parameters', () => {
-    it.each(['/V1/pets', '/v1/PETS', '/V1/pets/1', '/v1/Pets/1'])('answers GET %s with 404 route_not_found and the /v1 headers', async (path) => {
-      const res = await request(app.getHttpServer()).get(path).set('Authorization', `Bearer ${key}`);
-      expectErrorBody(res, 404, 'route_not_found');
-      expect(res.headers['cache-control']).toBe('no-store');
-      expect(res.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
-      expect(res.headers['x-request-id']).toMatch(/\S/);
-    });
+    it.each(['/V1/pets', '/v1/PETS', '/V1/pets/1', '/v1/Pets/1'])(
+      'answers GET %s with 404 route_not_found and the /v1 headers',
+      async (path) => {
+        const res = await request(app.getHttpServer()).get(path).set('Authorization', `Bearer ${key}`);
+        expectErrorBody(res, 404, 'route_not_found');
+        expect(res.headers['cache-control']).toBe('no-store');
+        expect(res.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+        expect(res.headers['x-request-id']).toMatch(/\S/);
+      },
+    );
 
     it('answers POST /V1/pets with 404 and stores nothing', async () => {
       const before = await petCount();
@@ -159,7 +169,8 @@ describeEachDatabase('hostile input, round 2, on %s', (kind) => {
     it('answers getPet with an unknown query parameter with 400 unknown_parameter naming it', async () => {
       const created = await post('{"name":"Query","categoryId":1}');
       expect(created.status).toBe(201);
-      const get = (query: string) => request(app.getHttpServer()).get(`/v1/pets/${created.body.id}${query}`).set('Authorization', `Bearer ${key}`);
+      const get = (query: string) =>
+        request(app.getHttpServer()).get(`/v1/pets/${created.body.id}${query}`).set('Authorization', `Bearer ${key}`);
       const res = await get('?foo=1');
       const error = expectErrorBody(res, 400, 'unknown_parameter', /Unknown parameter: foo/);
       expect(error.details).toEqual([{ field: 'foo', message: 'foo is not an accepted parameter' }]);

@@ -65,7 +65,9 @@ describeEachDatabase('purge of expired Idempotency-Keys on %s', (kind) => {
         // Without SKIP LOCKED this purge would wait for that transaction, which never ends
         // while the test awaits it.
         expect(await app.get(IdempotencyService).purgeExpired()).toBe(PURGE_BATCH * 3 - 100);
-        expect((await other.query(`DELETE FROM idempotency_keys WHERE key IN (${held})`, [clock.now()])).rowCount).toBe(100);
+        expect((await other.query(`DELETE FROM idempotency_keys WHERE key IN (${held})`, [clock.now()])).rowCount).toBe(
+          100,
+        );
         await other.query('COMMIT');
       } finally {
         await other.end();

@@ -1,6 +1,10 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { IdempotencyService, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TIMEOUT_MS } from '../src/idempotency/idempotency.service.js';
+import {
+  IdempotencyService,
+  IDEMPOTENCY_TTL_MS,
+  IN_FLIGHT_TIMEOUT_MS,
+} from '../src/idempotency/idempotency.service.js';
 import { hashApiKey } from '../src/auth/api-key-format.js';
 import { requestFingerprint } from '../src/idempotency/idempotency-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
@@ -40,17 +44,25 @@ describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
 
   const uniqueKey = () => `test-${kind}-${++seq}-${Math.random().toString(36).slice(2)}`;
   const post = (body: string, idempotencyKey?: string, apiKey = key) => {
-    const req = request(app.getHttpServer()).post('/v1/pets').set('Authorization', `Bearer ${apiKey}`).set('Content-Type', 'application/json');
+    const req = request(app.getHttpServer())
+      .post('/v1/pets')
+      .set('Authorization', `Bearer ${apiKey}`)
+      .set('Content-Type', 'application/json');
     if (idempotencyKey !== undefined) req.set('Idempotency-Key', idempotencyKey);
     return req.send(body);
   };
   const petsNamed = async (name: string) =>
-    (await app.get(PrismaService).pet.findMany({ where: { name }, select: { id: true, name: true, categoryId: true, status: true } })).map((p) => ({
+    (
+      await app
+        .get(PrismaService)
+        .pet.findMany({ where: { name }, select: { id: true, name: true, categoryId: true, status: true } })
+    ).map((p) => ({
       ...p,
       id: p.id.toString(),
       categoryId: p.categoryId.toString(),
     }));
-  const row = (apiKeyId: bigint, k: string) => app.get(PrismaService).idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key: k } } });
+  const row = (apiKeyId: bigint, k: string) =>
+    app.get(PrismaService).idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key: k } } });
   const keyIdOf = async (apiKey: string) =>
     (await app.get(PrismaService).apiKey.findUniqueOrThrow({ where: { hash: hashApiKey(apiKey) } })).id;
 
@@ -99,7 +111,12 @@ describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
       expect(first.status).toBe(201);
       expect(claim).not.toHaveBeenCalled();
       const stored = await row(await keyIdOf(key), k);
-      expect(stored).toMatchObject({ state: 'completed', responseStatus: 201, responseBody: first.text, responseLocation: first.headers.location });
+      expect(stored).toMatchObject({
+        state: 'completed',
+        responseStatus: 201,
+        responseBody: first.text,
+        responseLocation: first.headers.location,
+      });
       expect(stored?.expiresAt.getTime()).toBe(clock.now().getTime() + IDEMPOTENCY_TTL_MS);
       // A retry finds the record: the claim decides it (a replay).
       const again = await post('{"name":"OneStatement","categoryId":9007199254740993}', k);
@@ -199,7 +216,11 @@ describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
     const apiKeyId = await keyIdOf(key);
     // The claim of a request that is "still running" (or whose process died holding it).
     const service = app.get(IdempotencyService);
-    const outcome = await service.claim({ apiKeyId, key: k, fingerprint: requestFingerprint('createPet', JSON.parse(body)) });
+    const outcome = await service.claim({
+      apiKeyId,
+      key: k,
+      fingerprint: requestFingerprint('createPet', JSON.parse(body)),
+    });
     expect(outcome.kind).toBe('claimed');
 
     const busy = await post(body, k);

@@ -25,10 +25,14 @@ describeIfPostgres('migrations on PostgreSQL', () => {
   it('records every migration as Prisma does, with the SHA-256 of its file', async () => {
     const files = await readMigrations('prisma/migrations');
     expect(files.length).toBeGreaterThan(0);
-    const rows = await client.query('SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name');
+    const rows = await client.query(
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
+    );
     expect(rows.rows.map((r) => r.migration_name)).toEqual(files.map((f) => f.name));
     for (const [i, f] of files.entries()) {
-      const sha = createHash('sha256').update(readFileSync(`prisma/migrations/${f.name}/migration.sql`)).digest('hex');
+      const sha = createHash('sha256')
+        .update(readFileSync(`prisma/migrations/${f.name}/migration.sql`))
+        .digest('hex');
       expect(rows.rows[i].checksum).toBe(sha);
       expect(rows.rows[i].finished_at).not.toBeNull();
     }

@@ -54,7 +54,10 @@ describe('the served OpenAPI document lints clean', () => {
 
   it('with Redocly CLI (recommended): 0 errors, 0 warnings', async () => {
     const out = await lint('redocly', ['lint', '--config', 'redocly.yaml', '--format', 'json', SERVED]);
-    const report = JSON.parse(out.stdout) as { totals: { errors: number; warnings: number; ignored: number }; problems: { ruleId: string; message: string }[] };
+    const report = JSON.parse(out.stdout) as {
+      totals: { errors: number; warnings: number; ignored: number };
+      problems: { ruleId: string; message: string }[];
+    };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toEqual({ errors: 0, warnings: 0, ignored: 0 });
     expect(out.code).toBe(0);
@@ -63,10 +66,21 @@ describe('the served OpenAPI document lints clean', () => {
   it('with Spectral (spectral:oas): no problem of any severity', async () => {
     // Spectral follows its JSON on stdout with a sentence when there is nothing to report: the
     // JSON goes to a file instead.
-    const out = await lint('spectral', ['lint', '--ruleset', '.spectral.yaml', '--format', 'json', '--output', SPECTRAL_RESULTS, '--fail-severity', 'hint', SERVED]);
-    const problems = (JSON.parse(readFileSync(SPECTRAL_RESULTS, 'utf8')) as { code: string; message: string; path: string[] }[]).map(
-      (p) => `${p.code}: ${p.message} at ${p.path.join('.')}`,
-    );
+    const out = await lint('spectral', [
+      'lint',
+      '--ruleset',
+      '.spectral.yaml',
+      '--format',
+      'json',
+      '--output',
+      SPECTRAL_RESULTS,
+      '--fail-severity',
+      'hint',
+      SERVED,
+    ]);
+    const problems = (
+      JSON.parse(readFileSync(SPECTRAL_RESULTS, 'utf8')) as { code: string; message: string; path: string[] }[]
+    ).map((p) => `${p.code}: ${p.message} at ${p.path.join('.')}`);
     expect(problems).toEqual([]);
     expect(out.code).toBe(0);
   }, 60_000);

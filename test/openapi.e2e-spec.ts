@@ -14,7 +14,10 @@ type Doc = {
   openapi: string;
   info: { version: string };
   servers: { url: string }[];
-  paths: Record<string, Record<string, { operationId: string; deprecated?: boolean; responses: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<string, { operationId: string; deprecated?: boolean; responses: Record<string, unknown> }>
+  >;
   components: { schemas: Record<string, unknown> };
 };
 
@@ -44,11 +47,13 @@ describe('OpenAPI document', () => {
     // Only the update script writes the expectation: a test that wrote its own would pass
     // whatever the document said.
     if (process.env.UPDATE_OPENAPI_SNAPSHOT === '1') writeFileSync(SNAPSHOT, text);
-    if (!existsSync(SNAPSHOT)) throw new Error(`${SNAPSHOT} is missing: run \`${UPDATE}\` to write it from the served document`);
+    if (!existsSync(SNAPSHOT))
+      throw new Error(`${SNAPSHOT} is missing: run \`${UPDATE}\` to write it from the served document`);
     try {
       expect(text).toBe(readFileSync(SNAPSHOT, 'utf8'));
     } catch (err) {
-      (err as Error).message = `The served OpenAPI document differs from ${SNAPSHOT}. If the change is intended, run \`${UPDATE}\` and commit the snapshot.\n\n${(err as Error).message}`;
+      (err as Error).message =
+        `The served OpenAPI document differs from ${SNAPSHOT}. If the change is intended, run \`${UPDATE}\` and commit the snapshot.\n\n${(err as Error).message}`;
       throw err;
     }
   });
@@ -78,7 +83,9 @@ describe('OpenAPI document', () => {
     for (const name of ['Pet', 'NewPet', 'Pets', 'PetStatus', 'Error']) {
       expect(doc.components.schemas[name]).toBeDefined();
     }
-    expect(Object.keys(getPet.responses).sort()).toEqual(expect.arrayContaining(['200', '400', '401', '404', '410', '429']));
+    expect(Object.keys(getPet.responses).sort()).toEqual(
+      expect.arrayContaining(['200', '400', '401', '404', '410', '429']),
+    );
   });
 
   it('serves Swagger UI at /docs', async () => {

@@ -22,7 +22,9 @@ const SEED = `
 type Plan = { 'Node Type': string; 'Index Name'?: string; Plans?: Plan[] };
 
 function scans(plan: Plan): string[] {
-  const own = plan['Node Type'].includes('Scan') ? [`${plan['Node Type']}${plan['Index Name'] ? ` on ${plan['Index Name']}` : ''}`] : [];
+  const own = plan['Node Type'].includes('Scan')
+    ? [`${plan['Node Type']}${plan['Index Name'] ? ` on ${plan['Index Name']}` : ''}`]
+    : [];
   return [...own, ...(plan.Plans ?? []).flatMap(scans)];
 }
 
@@ -61,7 +63,9 @@ describeEachDatabase('listPets query plans on an aged catalogue (%s)', (kind) =>
       expect(await plan(sql, PET_SQL[name], params)).toEqual(['Index Scan on pets_status_id_idx']);
       await sql.exec(`PREPARE generic_${name} AS ${PET_SQL[name]}; SET plan_cache_mode = force_generic_plan`);
       try {
-        expect(await plan(sql, `EXECUTE generic_${name}(${params.join(', ')})`, [])).toEqual(['Index Scan on pets_status_id_idx']);
+        expect(await plan(sql, `EXECUTE generic_${name}(${params.join(', ')})`, [])).toEqual([
+          'Index Scan on pets_status_id_idx',
+        ]);
       } finally {
         await sql.exec(`DEALLOCATE generic_${name}; RESET plan_cache_mode`);
       }
@@ -69,7 +73,10 @@ describeEachDatabase('listPets query plans on an aged catalogue (%s)', (kind) =>
   });
 
   it('and the pages hold what the filter asks for, in id order', async () => {
-    const rows = await database.query<{ id: number; status: string }>({ name: 'plan_test_page', text: PET_SQL.listSoldAfter }, [ROWS - 700, 1_000]);
+    const rows = await database.query<{ id: number; status: string }>(
+      { name: 'plan_test_page', text: PET_SQL.listSoldAfter },
+      [ROWS - 700, 1_000],
+    );
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.status === 'sold' && Number(r.id) > ROWS - 700)).toBe(true);
     expect(rows.map((r) => Number(r.id))).toEqual([...rows.map((r) => Number(r.id))].sort((a, b) => a - b));

@@ -32,7 +32,10 @@ describeEachDatabase('pets API on %s', (kind) => {
   });
 
   const post = (body: unknown) =>
-    http.post('/v1/pets').set('Content-Type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+    http
+      .post('/v1/pets')
+      .set('Content-Type', 'application/json')
+      .send(typeof body === 'string' ? body : JSON.stringify(body));
 
   describe('createPet', () => {
     it('stores the animal, defaults status to available and answers 201 with Location', async () => {
@@ -94,8 +97,15 @@ describeEachDatabase('pets API on %s', (kind) => {
     it('answers 400 malformed_json for broken JSON, duplicate keys and invalid UTF-8', async () => {
       expectErrorBody(await post('{"name":'), 400, 'malformed_json');
       expectErrorBody(await post('{"name":"a","name":"b","categoryId":1}'), 400, 'malformed_json');
-      const bad = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","categoryId":1}')]);
-      const sent = http.post('/v1/pets').set('Content-Type', 'application/json').serialize((b: unknown) => b as string);
+      const bad = Buffer.concat([
+        Buffer.from('{"name":"'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('","categoryId":1}'),
+      ]);
+      const sent = http
+        .post('/v1/pets')
+        .set('Content-Type', 'application/json')
+        .serialize((b: unknown) => b as string);
       expectErrorBody(await sent.send(bad), 400, 'malformed_json');
     });
 
@@ -129,7 +139,11 @@ describeEachDatabase('pets API on %s', (kind) => {
       expectErrorBody(res, 400, 'validation_failed');
       expect(res.body.details).toEqual([expect.objectContaining({ field: '__proto__' })]);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-      expectErrorBody(await post('{"name":"x","categoryId":1,"constructor":{"prototype":{}}}'), 400, 'validation_failed');
+      expectErrorBody(
+        await post('{"name":"x","categoryId":1,"constructor":{"prototype":{}}}'),
+        400,
+        'validation_failed',
+      );
     });
   });
 
@@ -229,7 +243,11 @@ describeEachDatabase('pets API on %s', (kind) => {
       });
       const head = await http.head('/v1/pets/1');
       expect(head.headers.sunset).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
-      for (const res of [await http.get('/v1/pets'), await anonymous.get('/v1/pets'), await post({ name: 'New', categoryId: 1 })]) {
+      for (const res of [
+        await http.get('/v1/pets'),
+        await anonymous.get('/v1/pets'),
+        await post({ name: 'New', categoryId: 1 }),
+      ]) {
         expect(res.headers.deprecation).toBeUndefined();
         expect(res.headers.sunset).toBeUndefined();
       }

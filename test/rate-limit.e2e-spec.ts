@@ -26,13 +26,23 @@ function limits(res: request.Response | Response): { limit: number; remaining: n
     'headers' in res && typeof (res.headers as Headers).get === 'function'
       ? (res.headers as Headers).get(name)
       : (res as request.Response).headers[name];
-  return { limit: Number(get('x-ratelimit-limit')), remaining: Number(get('x-ratelimit-remaining')), reset: Number(get('x-ratelimit-reset')) };
+  return {
+    limit: Number(get('x-ratelimit-limit')),
+    remaining: Number(get('x-ratelimit-remaining')),
+    reset: Number(get('x-ratelimit-reset')),
+  };
 }
 
 /** RateLimit-Policy and RateLimit as a client reads them, with a Structured Fields parser. */
-function ietf(res: request.Response): { policy: [string, { q: number; w: number }][]; window: string; r: number; t: number } {
+function ietf(res: request.Response): {
+  policy: [string, { q: number; w: number }][];
+  window: string;
+  r: number;
+  t: number;
+} {
   const policy = parseList(res.headers['ratelimit-policy'] as string).map(
-    ([name, params]) => [name as string, Object.fromEntries(params) as { q: number; w: number }] as [string, { q: number; w: number }],
+    ([name, params]) =>
+      [name as string, Object.fromEntries(params) as { q: number; w: number }] as [string, { q: number; w: number }],
   );
   const [window, params] = parseItem(res.headers.ratelimit as string);
   const { r, t } = Object.fromEntries(params) as { r: number; t: number };
@@ -46,7 +56,9 @@ function ietf(res: request.Response): { policy: [string, { q: number; w: number 
  */
 function expectOnlyContractHeaders(res: request.Response): void {
   for (const h of HEADERS) expect(res.headers[h]).toMatch(/^\d+$/);
-  const stray = Object.keys(res.headers).filter((h) => /ratelimit|retry-after-/i.test(h) && !HEADERS.includes(h) && !IETF_HEADERS.includes(h));
+  const stray = Object.keys(res.headers).filter(
+    (h) => /ratelimit|retry-after-/i.test(h) && !HEADERS.includes(h) && !IETF_HEADERS.includes(h),
+  );
   expect(stray).toEqual([]);
   const { policy, window, r, t } = ietf(res);
   expect(policy.map(([name, { w }]) => [name, w])).toEqual([
@@ -59,7 +71,11 @@ function expectOnlyContractHeaders(res: request.Response): void {
   if (res.status === 429) expect(t).toBe(Number(res.headers['retry-after']));
 }
 
-function expect429(res: request.Response, code: 'rate_limit_exceeded' | 'api_key_temporarily_banned', retryAfter: number): void {
+function expect429(
+  res: request.Response,
+  code: 'rate_limit_exceeded' | 'api_key_temporarily_banned',
+  retryAfter: number,
+): void {
   expect(res.status).toBe(429);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.body).toEqual({ code, message: expect.any(String), status: 429 });
@@ -123,7 +139,16 @@ function planLimits(store: 'memory' | 'redis'): void {
       ['404 no such pet', () => http().get('/v1/pets/999999').set(as(key)), 404],
       ['404 no such route', () => http().get('/v1/nothing-here').set(as(key)), 404],
       ['405 method', () => http().delete('/v1/pets').set(as(key)), 405],
-      ['413 body too large', () => http().post('/v1/pets').set(as(key)).set(json).send(`{"name":"${'x'.repeat(20_000)}","categoryId":1}`), 413],
+      [
+        '413 body too large',
+        () =>
+          http()
+            .post('/v1/pets')
+            .set(as(key))
+            .set(json)
+            .send(`{"name":"${'x'.repeat(20_000)}","categoryId":1}`),
+        413,
+      ],
       ['415 not JSON', () => http().post('/v1/pets').set(as(key)).set('Content-Type', 'text/plain').send('hello'), 415],
     ];
     let n = 0;
@@ -132,7 +157,10 @@ function planLimits(store: 'memory' | 'redis'): void {
       n += 1;
       expect([what, res.status]).toEqual([what, status]);
       expectOnlyContractHeaders(res);
-      expect([what, limits(res)]).toEqual([what, { limit: 300, remaining: 300 - n, reset: epoch(noon.replace('12:00:10', '12:01:00')) }]);
+      expect([what, limits(res)]).toEqual([
+        what,
+        { limit: 300, remaining: 300 - n, reset: epoch(noon.replace('12:00:10', '12:01:00')) },
+      ]);
     }
     clock.set('2031-01-01T12:00:10Z'); // after getPet's sunset
     const gone = await http().get('/v1/pets/1').set(as(key));
@@ -189,10 +217,18 @@ function planLimits(store: 'memory' | 'redis'): void {
     /** The rejection counter of /metrics for plan free and one code. */
     const rejected = async (code: string): Promise<number> => {
       const text = (await http().get('/metrics')).text;
-      const line = text.split('\n').find((l) => l.startsWith('rate_limit_rejections_total{') && l.includes('plan="free"') && l.includes(`code="${code}"`));
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('rate_limit_rejections_total{') && l.includes('plan="free"') && l.includes(`code="${code}"`),
+        );
       return line ? Number(line.split(' ').pop()) : 0;
     };
-    const before = { limited: await rejected('rate_limit_exceeded'), banned: await rejected('api_key_temporarily_banned') };
+    const before = {
+      limited: await rejected('rate_limit_exceeded'),
+      banned: await rejected('api_key_temporarily_banned'),
+    };
     const key = await issueApiKey(app, { plan: 'free' });
     for (let i = 0; i < 60; i++) expect((await http().get('/v1/pets').set(as(key))).status).toBe(200);
     for (let i = 0; i < 20; i++) expect429(await http().get('/v1/pets').set(as(key)), 'rate_limit_exceeded', 50);
@@ -215,7 +251,9 @@ function planLimits(store: 'memory' | 'redis'): void {
 
   it('holds an enterprise key to its own per-day limit of 5 until midnight UTC', async () => {
     const key = await issueApiKey(app, { plan: 'enterprise', perMinute: 5, perDay: 5 });
-    const midnight = epoch(noon.replace(/-(\d\d)T12:00:10Z/, (_m, d: string) => `-${String(Number(d) + 1).padStart(2, '0')}T00:00:00Z`));
+    const midnight = epoch(
+      noon.replace(/-(\d\d)T12:00:10Z/, (_m, d: string) => `-${String(Number(d) + 1).padStart(2, '0')}T00:00:00Z`),
+    );
     for (let i = 1; i <= 5; i++) {
       clock.set(noon.replace('12:00', `12:0${i}`)); // one request a minute: only the day fills up
       const res = await http().get('/v1/pets').set(as(key));
@@ -224,7 +262,11 @@ function planLimits(store: 'memory' | 'redis'): void {
       expectOnlyContractHeaders(res);
       // The policy is the key's own limits.
       expect(res.headers['ratelimit-policy']).toBe('"minute";q=5;w=60, "day";q=5;w=86400');
-      expect(ietf(res)).toMatchObject({ window: 'day', r: 5 - i, t: midnight - Math.floor(clock.now().getTime() / 1000) });
+      expect(ietf(res)).toMatchObject({
+        window: 'day',
+        r: 5 - i,
+        t: midnight - Math.floor(clock.now().getTime() / 1000),
+      });
     }
     clock.set(noon.replace('12:00:10', '18:30:00'));
     const refused = await http().get('/v1/pets').set(as(key));
@@ -240,13 +282,26 @@ function planLimits(store: 'memory' | 'redis'): void {
   it('on a tie in remaining describes the window that resets later', async () => {
     const key = await issueApiKey(app, { plan: 'enterprise', perMinute: 5, perDay: 5 });
     const res = await http().get('/v1/pets').set(as(key));
-    expect(limits(res)).toEqual({ limit: 5, remaining: 4, reset: epoch(noon.replace('12:00:10', '00:00:00')) + 86_400 });
+    expect(limits(res)).toEqual({
+      limit: 5,
+      remaining: 4,
+      reset: epoch(noon.replace('12:00:10', '00:00:00')) + 86_400,
+    });
   });
 
   it('documents the headers on every response of every operation, and Retry-After on 429', async () => {
-    const documented = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+    const documented = [
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'RateLimit-Policy',
+      'RateLimit',
+    ];
     const doc = (await http().get('/openapi.json')).body as {
-      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, { $ref?: string }> }> }>>;
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { headers?: Record<string, { $ref?: string }> }> }>
+      >;
       components: { headers: Record<string, unknown> };
     };
     const operations = Object.values(doc.paths).flatMap((item) => Object.values(item));
@@ -257,7 +312,8 @@ function planLimits(store: 'memory' | 'redis'): void {
         for (const h of documented) {
           expect([status, h, response.headers?.[h]?.$ref]).toEqual([status, h, `#/components/headers/${h}`]);
         }
-        if (status === '429') expect(response.headers?.['Retry-After']?.$ref).toBe('#/components/headers/RateLimitRetryAfter');
+        if (status === '429')
+          expect(response.headers?.['Retry-After']?.$ref).toBe('#/components/headers/RateLimitRetryAfter');
       }
     }
     expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining([...documented, 'RateLimitRetryAfter']));
@@ -265,7 +321,9 @@ function planLimits(store: 'memory' | 'redis'): void {
 
   it('lets exactly 60 of 200 concurrent requests with a free key through', async () => {
     const key = await issueApiKey(app, { plan: 'free' });
-    const results = await Promise.all(Array.from({ length: 200 }, () => fetch(`${base}/v1/pets`, { headers: as(key) })));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => fetch(`${base}/v1/pets`, { headers: as(key) })),
+    );
     await Promise.all(results.map((r) => r.arrayBuffer()));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(60);
@@ -387,7 +445,9 @@ describeWithRedisAndPostgres('rate limits shared by two instances through Redis'
     const key = await issueApiKey(apps[0], { plan: 'free' });
     const statuses: number[][] = [[], []];
     for (let i = 0; i < 70; i++) {
-      const res = await request(urls[i % 2]).get('/v1/pets').set('Authorization', `Bearer ${key}`);
+      const res = await request(urls[i % 2])
+        .get('/v1/pets')
+        .set('Authorization', `Bearer ${key}`);
       statuses[i % 2].push(res.status);
       expect(limits(res).remaining).toBe(Math.max(0, 59 - i));
     }
@@ -399,16 +459,22 @@ describeWithRedisAndPostgres('rate limits shared by two instances through Redis'
     clock.set('2027-02-01T12:05:10Z');
     const key = await issueApiKey(apps[1], { plan: 'free' });
     const results = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => fetch(`${urls[i % 2]}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })),
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(`${urls[i % 2]}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } }),
+      ),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(60);
     // 140 refusals: the first 20 are rate_limit_exceeded until the minute ends, then the key
     // is banned (more than 20 refusals in one limited period).
     const bodies = await Promise.all(results.map(async (r) => (await r.json()) as { code?: string }));
-    const refused = results.flatMap((r, i) => (r.status === 429 ? [[bodies[i].code, r.headers.get('retry-after')]] : []));
+    const refused = results.flatMap((r, i) =>
+      r.status === 429 ? [[bodies[i].code, r.headers.get('retry-after')]] : [],
+    );
     expect(refused).toHaveLength(140);
     expect(refused.filter(([code, after]) => code === 'rate_limit_exceeded' && after === '50')).toHaveLength(20);
-    expect(refused.filter(([code, after]) => code === 'api_key_temporarily_banned' && after === '900')).toHaveLength(120);
+    expect(refused.filter(([code, after]) => code === 'api_key_temporarily_banned' && after === '900')).toHaveLength(
+      120,
+    );
   });
 });
 
@@ -419,7 +485,18 @@ class OwnRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
   start(): void {
-    execFileSync('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'yes']);
+    execFileSync('redis-server', [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'yes',
+    ]);
   }
   stop(): void {
     try {
@@ -429,9 +506,15 @@ class OwnRedis {
     }
   }
   async waitUntilUp(): Promise<void> {
-    await waitFor(() => execFileSync('redis-cli', ['-p', String(this.port), 'ping']).toString().trim() === 'PONG', {
-      what: `redis-server on ${this.port} to answer PING`,
-    });
+    await waitFor(
+      () =>
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'])
+          .toString()
+          .trim() === 'PONG',
+      {
+        what: `redis-server on ${this.port} to answer PING`,
+      },
+    );
   }
 }
 
@@ -463,9 +546,17 @@ describeWithRedisServer('when Redis stops and comes back', () => {
     redis = new OwnRedis(await freePort());
     redis.start();
     await redis.waitUntilUp();
-    admin = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    admin = new Redis(redis.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     db = await createTestDatabase('embedded');
-    app = await startTestApp(db, { clock, env: { REDIS_URL: redis.url, RATE_LIMIT_PREFIX: prefix, REDIS_COMMAND_TIMEOUT_MS: '300' } });
+    app = await startTestApp(db, {
+      clock,
+      env: { REDIS_URL: redis.url, RATE_LIMIT_PREFIX: prefix, REDIS_COMMAND_TIMEOUT_MS: '300' },
+    });
   });
 
   afterAll(async () => {

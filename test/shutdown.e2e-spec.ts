@@ -110,7 +110,9 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
       // Nothing else in flight (the scrape counts itself), then the slow request is.
       await waitFor(async () => (await inFlight(svc.url)) === 1, { what: 'no request in flight' });
       let slowDone = false;
-      const slow = get(`${svc.url}/healthz`, { 'X-Test-Delay-Ms': '2500', 'X-Request-Id': 'slow-1' }).finally(() => (slowDone = true));
+      const slow = get(`${svc.url}/healthz`, { 'X-Test-Delay-Ms': '2500', 'X-Request-Id': 'slow-1' }).finally(
+        () => (slowDone = true),
+      );
       await waitFor(async () => (await inFlight(svc.url)) === 2, { what: 'the slow request to be in flight' });
       svc.child.kill('SIGTERM');
       await waitFor(() => lines().find((l) => l.context === 'Shutdown'), { what: 'the SIGTERM log' });

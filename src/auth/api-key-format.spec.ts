@@ -186,6 +186,10 @@ describe('API key format, version 2 (HMAC tag)', () => {
 
   it('refuses any string that is not a signed key without throwing (property)', () => {
     fc.assert(fc.property(fc.string({ maxLength: 90 }), (s) => expect(apiKeyVersion(s, SECRET)).toBeNull()));
-    fc.assert(fc.property(fc.string({ minLength: 65, maxLength: 65, unit: fc.constantFrom(...ALPHABET) }), (s) => expect(apiKeyVersion(`ask2_${s}`, SECRET)).toBeNull()));
+    fc.assert(
+      fc.property(fc.string({ minLength: 65, maxLength: 65, unit: fc.constantFrom(...ALPHABET) }), (s) =>
+        expect(apiKeyVersion(`ask2_${s}`, SECRET)).toBeNull(),
+      ),
+    );
   });
 });

@@ -22,7 +22,9 @@ export function checkPlan(
   }
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined) {
-      throw new ApiKeyInputError(`the ${plan} plan has fixed limits; --per-minute and --per-day are for enterprise only`);
+      throw new ApiKeyInputError(
+        `the ${plan} plan has fixed limits; --per-minute and --per-day are for enterprise only`,
+      );
     }
     return { plan: plan as Plan, perMinute: null, perDay: null };
   }

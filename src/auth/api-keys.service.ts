@@ -113,7 +113,6 @@ export interface NewApiKey {
   expiresInMs?: number;
 }
 
-
 const INFO_FIELDS = {
   id: true,
   name: true,
@@ -191,11 +190,15 @@ export class ApiKeysService {
    * a secret replaced earlier stops now. Null when there is no such key.
    */
   async roll(id: bigint, overlapMs: number): Promise<{ info: ApiKeyInfo; key: string } | null> {
-    const existing = await this.prisma.apiKey.findUnique({ where: { id }, select: { hash: true, previousHash: true, revokedAt: true, expiresAt: true } });
+    const existing = await this.prisma.apiKey.findUnique({
+      where: { id },
+      select: { hash: true, previousHash: true, revokedAt: true, expiresAt: true },
+    });
     if (!existing) return null;
     const now = this.clock.now();
     if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    if (existing.expiresAt && existing.expiresAt <= now) throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
+    if (existing.expiresAt && existing.expiresAt <= now)
+      throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
     const { key, hash } = this.secret();
     const previous =
       overlapMs > 0
@@ -213,7 +216,10 @@ export class ApiKeysService {
 
   /** Every key, revoked ones included, in order of creation. */
   async list(): Promise<ApiKeyInfo[]> {
-    const rows = await this.prisma.apiKey.findMany({ select: INFO_FIELDS, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    const rows = await this.prisma.apiKey.findMany({
+      select: INFO_FIELDS,
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
     return rows.map(toInfo);
   }
 
@@ -228,8 +234,14 @@ export class ApiKeysService {
 
   /** Revokes a key; null when there is none with that id. Revoking twice changes nothing. */
   async revoke(id: bigint): Promise<{ info: ApiKeyInfo; alreadyRevoked: boolean } | null> {
-    const { count } = await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: this.clock.now() } });
-    const row = await this.prisma.apiKey.findUnique({ where: { id }, select: { ...INFO_FIELDS, hash: true, previousHash: true } });
+    const { count } = await this.prisma.apiKey.updateMany({
+      where: { id, revokedAt: null },
+      data: { revokedAt: this.clock.now() },
+    });
+    const row = await this.prisma.apiKey.findUnique({
+      where: { id },
+      select: { ...INFO_FIELDS, hash: true, previousHash: true },
+    });
     if (!row) return null;
     const { hash, previousHash, ...info } = row;
     this.changed(hash);
@@ -243,7 +255,11 @@ export class ApiKeysService {
     const existing = await this.prisma.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
     if (!existing) return null;
     if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    const row = await this.prisma.apiKey.update({ where: { id }, data: limits, select: { ...INFO_FIELDS, hash: true, previousHash: true } });
+    const row = await this.prisma.apiKey.update({
+      where: { id },
+      data: limits,
+      select: { ...INFO_FIELDS, hash: true, previousHash: true },
+    });
     const { hash, previousHash, ...info } = row;
     this.changed(hash);
     if (previousHash) this.changed(previousHash);
@@ -286,7 +302,10 @@ export class ApiKeysService {
     const changes: ApiKeyChange[] = [];
     for (const row of rows) {
       if (row.hash === null || row.changedAt === null) continue;
-      changes.push({ hashes: row.previousHash === null ? [row.hash] : [row.hash, row.previousHash], changedAt: row.changedAt });
+      changes.push({
+        hashes: row.previousHash === null ? [row.hash] : [row.hash, row.previousHash],
+        changedAt: row.changedAt,
+      });
     }
     return { now: rows[0].now, changes };
   }

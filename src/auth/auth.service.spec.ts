@@ -30,15 +30,23 @@ function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stor
     findByHash: jest.fn(async (hash: string) => (row && row.hash === hash ? row : null)),
     touch: jest.fn(async () => {}),
     onKeyChanged: jest.fn(),
-    changesSince: jest.fn(async (_since: Date | null): Promise<{ now: Date; changes: { hashes: string[]; changedAt: Date }[] }> => ({
-      now: new Date(),
-      changes: [],
-    })),
+    changesSince: jest.fn(
+      async (_since: Date | null): Promise<{ now: Date; changes: { hashes: string[]; changedAt: Date }[] }> => ({
+        now: new Date(),
+        changes: [],
+      }),
+    ),
   };
   const config = loadConfig({ API_KEY_CACHE_TTL_MS: '1000', ...env });
   const clock = new FakeClock(new Date('2026-11-22T12:00:05Z'));
   const metrics = new MetricsService();
-  const auth = new AuthService(keys as unknown as ApiKeysService, clock, config.apiKeys, config.database, new AuthMetrics(metrics));
+  const auth = new AuthService(
+    keys as unknown as ApiKeysService,
+    clock,
+    config.apiKeys,
+    config.database,
+    new AuthMetrics(metrics),
+  );
   return { keys, auth, clock, metrics };
 }
 
@@ -61,7 +69,10 @@ describe('AuthService', () => {
   it('accepts a valid key with the Bearer scheme in any case', async () => {
     const { auth } = setup();
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
-      expect(await auth.verify(`${scheme} ${KEY}`, ADDRESS)).toEqual({ ok: true, principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 } });
+      expect(await auth.verify(`${scheme} ${KEY}`, ADDRESS)).toEqual({
+        ok: true,
+        principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 },
+      });
     }
   });
 
@@ -92,7 +103,6 @@ describe('AuthService', () => {
     const revoked = setup({}, stored({ revokedAt: new Date() }));
     expect(await refusal(revoked.auth, `Bearer ${KEY}`)).toMatchObject({ code: 'invalid_api_key' });
   });
-
 
   it('serves a hot key from the cache, one lookup for concurrent requests, until the TTL passes', async () => {
     // The cache's own clock, stopped: the entry expires when the test moves it, not with time.
@@ -208,7 +218,6 @@ describe('AuthService', () => {
     expect(keys.touch).not.toHaveBeenCalled();
   });
 
-
   it('looks up unknown keys on at most half the pool at once, and refuses beyond a bounded queue with 503', async () => {
     const { auth, keys } = setup({
       DB_POOL_MAX: '4',
@@ -226,7 +235,12 @@ describe('AuthService', () => {
       running -= 1;
       return null;
     });
-    const pending = Array.from({ length: 102 }, () => Promise.resolve(auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)).then((r) => r, (e: unknown) => e));
+    const pending = Array.from({ length: 102 }, () =>
+      Promise.resolve(auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)).then(
+        (r) => r,
+        (e: unknown) => e,
+      ),
+    );
     const extra = await Promise.resolve(auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)).catch((e: unknown) => e);
     expect(extra).toMatchObject({ status: 503, code: 'service_unavailable', headers: { 'Retry-After': '1' } });
     while (release.length > 0 || running > 0) {
@@ -244,7 +258,10 @@ describe('AuthService', () => {
     const signed = generateApiKey(secret);
     const { auth, keys, metrics } = setup({ API_KEY_CHECKSUM_SECRET: secret }, stored({ hash: hashApiKey(signed) }));
     for (let i = 0; i < 50; i++) {
-      expect(await refusal(auth, `Bearer ${generateApiKey('f'.repeat(32))}`)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+      expect(await refusal(auth, `Bearer ${generateApiKey('f'.repeat(32))}`)).toMatchObject({
+        status: 401,
+        code: 'invalid_api_key',
+      });
     }
     expect(keys.findByHash).not.toHaveBeenCalled();
     expect(await metrics.render()).toContain('api_key_refusals_total{reason="malformed"} 50');
@@ -264,12 +281,21 @@ describe('AuthService', () => {
     keys.findByHash.mockClear();
     const codes = [];
     for (let i = 0; i < 6; i++) codes.push((await refusal(auth, `Bearer ${generateApiKey()}`)).code);
-    expect(codes).toEqual(['invalid_api_key', 'invalid_api_key', 'invalid_api_key', 'rate_limit_exceeded', 'rate_limit_exceeded', 'rate_limit_exceeded']);
+    expect(codes).toEqual([
+      'invalid_api_key',
+      'invalid_api_key',
+      'invalid_api_key',
+      'rate_limit_exceeded',
+      'rate_limit_exceeded',
+      'rate_limit_exceeded',
+    ]);
     expect(keys.findByHash).toHaveBeenCalledTimes(3);
     const refused = await refusal(auth, `Bearer ${generateApiKey()}`);
     expect(refused).toMatchObject({ status: 429, headers: { 'Retry-After': '55' } });
     // Another address has its own budget; the known key still gets in from the exhausted one.
-    expect(await refusal(auth, `Bearer ${generateApiKey()}`, '198.51.100.1')).toMatchObject({ code: 'invalid_api_key' });
+    expect(await refusal(auth, `Bearer ${generateApiKey()}`, '198.51.100.1')).toMatchObject({
+      code: 'invalid_api_key',
+    });
     clock.set('2026-11-22T12:00:06Z');
     expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
     // The next minute the address may try again.
@@ -279,7 +305,9 @@ describe('AuthService', () => {
 
   it('overshoots the address budget under concurrency by fewer than the lookups running at once (half the pool)', async () => {
     const { auth, keys } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '5' });
-    const results = await Promise.all(Array.from({ length: 40 }, () => auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)),
+    );
     // DB_POOL_MAX 10: five lookups at once, which all fail, and then the budget of 5 is spent.
     expect(keys.findByHash).toHaveBeenCalledTimes(5);
     expect(results.filter((r) => !r.ok && r.error.code === 'rate_limit_exceeded')).toHaveLength(35);
@@ -287,7 +315,9 @@ describe('AuthService', () => {
 
   it('bounds lookups of never-found version 1 keys per instance, whatever the addresses (token bucket on the clock)', async () => {
     const { auth, keys, clock } = setup({ API_KEY_UNKNOWN_LOOKUPS_PER_SECOND: '20' });
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.0.${i}.1`)));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.0.${i}.1`)),
+    );
     expect(keys.findByHash).toHaveBeenCalledTimes(20);
     const busy = results.filter((r) => !r.ok && r.error.status === 503);
     expect(busy).toHaveLength(80);
@@ -315,7 +345,7 @@ describe('AuthService', () => {
     expect(await refusal(auth, `Bearer ${KEY}`)).toMatchObject({ status: 401, code: 'api_key_expired' });
   });
 
-  it('accepts a rolled key\'s previous secret until its overlap ends, then refuses it with api_key_expired', async () => {
+  it("accepts a rolled key's previous secret until its overlap ends, then refuses it with api_key_expired", async () => {
     const { auth, clock } = setup({}, stored({ previousExpiresAt: new Date('2026-11-22T13:00:00Z') }));
     expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
     clock.set('2026-11-22T13:00:00Z');

@@ -1,4 +1,11 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  Optional,
+} from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
@@ -125,9 +132,12 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
 
   onApplicationBootstrap(): void {
     if (this.ttl === 0) return;
-    this.pollTimer = setInterval(() => {
-      this.polling ??= this.pollChanges().finally(() => (this.polling = undefined));
-    }, Math.max(1, Math.floor(this.ttl / 2)));
+    this.pollTimer = setInterval(
+      () => {
+        this.polling ??= this.pollChanges().finally(() => (this.polling = undefined));
+      },
+      Math.max(1, Math.floor(this.ttl / 2)),
+    );
     this.pollTimer.unref();
   }
 
@@ -156,12 +166,15 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
         this.confirmedAt = started;
       }
       this.since = new Date(now.getTime() - CHANGE_OVERLAP_MS);
-      for (const [hash, changedAt] of this.appliedChanges) if (changedAt <= this.since.getTime()) this.appliedChanges.delete(hash);
+      for (const [hash, changedAt] of this.appliedChanges)
+        if (changedAt <= this.since.getTime()) this.appliedChanges.delete(hash);
       if (this.pollFailing) this.logger.log('polling changed API keys again; cached keys are kept once more');
       this.pollFailing = false;
     } catch (err) {
       if (!this.pollFailing) {
-        this.logger.warn(`could not poll changed API keys (cached keys now expire within API_KEY_CACHE_TTL_MS): ${(err as Error)?.message ?? err}`);
+        this.logger.warn(
+          `could not poll changed API keys (cached keys now expire within API_KEY_CACHE_TTL_MS): ${(err as Error)?.message ?? err}`,
+        );
       }
       this.pollFailing = true;
     }

@@ -18,7 +18,13 @@ export interface Principal {
 export type AuthResult = { ok: true; principal: Principal } | { ok: false; error: ApiError };
 
 /** Why a bearer key was refused (api_key_refusals_total). */
-export const API_KEY_REFUSAL_REASONS = ['malformed', 'unknown', 'expired', 'address_budget', 'instance_budget'] as const;
+export const API_KEY_REFUSAL_REASONS = [
+  'malformed',
+  'unknown',
+  'expired',
+  'address_budget',
+  'instance_budget',
+] as const;
 export type ApiKeyRefusalReason = (typeof API_KEY_REFUSAL_REASONS)[number];
 
 /**

@@ -12,7 +12,18 @@ describe('apikey tool arguments', () => {
       expiresInMs: undefined,
       json: false,
     });
-    expect(parseCommand(['create', '--name=Big', '--plan=enterprise', '--per-minute', '5000', '--per-day', '1000000', '--json'])).toEqual({
+    expect(
+      parseCommand([
+        'create',
+        '--name=Big',
+        '--plan=enterprise',
+        '--per-minute',
+        '5000',
+        '--per-day',
+        '1000000',
+        '--json',
+      ]),
+    ).toEqual({
       kind: 'create',
       name: 'Big',
       plan: 'enterprise',
@@ -64,11 +75,24 @@ describe('apikey tool arguments', () => {
   });
 
   it('parses key lifetimes: create --expires-in, and roll with its overlap (24h unless told)', () => {
-    expect(parseCommand(['create', '--name', 'CI', '--plan', 'free', '--expires-in', '90d'])).toMatchObject({ kind: 'create', expiresInMs: 90 * 86_400_000 });
+    expect(parseCommand(['create', '--name', 'CI', '--plan', 'free', '--expires-in', '90d'])).toMatchObject({
+      kind: 'create',
+      expiresInMs: 90 * 86_400_000,
+    });
     expect(parseCommand(['roll', '7'])).toEqual({ kind: 'roll', id: 7n, overlapMs: DEFAULT_OVERLAP_MS, json: false });
-    expect(parseCommand(['roll', '7', '--overlap', '0', '--json'])).toEqual({ kind: 'roll', id: 7n, overlapMs: 0, json: true });
+    expect(parseCommand(['roll', '7', '--overlap', '0', '--json'])).toEqual({
+      kind: 'roll',
+      id: 7n,
+      overlapMs: 0,
+      json: true,
+    });
     expect(parseCommand(['roll', '7', '--overlap', '30m'])).toMatchObject({ overlapMs: 1_800_000 });
-    for (const bad of [['create', '--name', 'CI', '--plan', 'free', '--expires-in', '0'], ['roll'], ['roll', '7', '--overlap', '1w'], ['roll', '7', '--overlap', '-1h']]) {
+    for (const bad of [
+      ['create', '--name', 'CI', '--plan', 'free', '--expires-in', '0'],
+      ['roll'],
+      ['roll', '7', '--overlap', '1w'],
+      ['roll', '7', '--overlap', '-1h'],
+    ]) {
       expect(() => parseCommand(bad)).toThrow(UsageError);
     }
   });

@@ -35,7 +35,15 @@ export class UsageError extends Error {}
 
 export type Command =
   | { kind: 'help' }
-  | { kind: 'create'; name: string; plan: Plan; perMinute?: number; perDay?: number; expiresInMs?: number; json: boolean }
+  | {
+      kind: 'create';
+      name: string;
+      plan: Plan;
+      perMinute?: number;
+      perDay?: number;
+      expiresInMs?: number;
+      json: boolean;
+    }
   | { kind: 'list'; json: boolean }
   | { kind: 'roll'; id: bigint; overlapMs: number; json: boolean }
   | { kind: 'revoke'; id: bigint; json: boolean }
@@ -45,7 +53,10 @@ type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
 const LIMIT_OPTIONS: OptionSpec = { 'per-minute': { type: 'string' }, 'per-day': { type: 'string' } };
 const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> = {
-  create: { options: { name: { type: 'string' }, plan: { type: 'string' }, 'expires-in': { type: 'string' }, ...LIMIT_OPTIONS }, positionals: [] },
+  create: {
+    options: { name: { type: 'string' }, plan: { type: 'string' }, 'expires-in': { type: 'string' }, ...LIMIT_OPTIONS },
+    positionals: [],
+  },
   list: { options: {}, positionals: [] },
   roll: { options: { overlap: { type: 'string' } }, positionals: ['ID'] },
   revoke: { options: {}, positionals: ['ID'] },
@@ -69,7 +80,9 @@ export function duration(flag: string, raw: string, allowZero = false): number {
   const match = /^([0-9]{1,7})([smhd])$/.exec(raw);
   const ms = raw === '0' ? 0 : match ? Number(match[1]) * UNIT_MS[match[2]] : NaN;
   if (!(ms <= MAX_DURATION_MS) || (ms === 0 && !allowZero)) {
-    throw new UsageError(`--${flag} must be a duration such as 90d, 24h, 30m or 90s${allowZero ? ', or 0' : ''} (at most 3650d), got "${raw}"`);
+    throw new UsageError(
+      `--${flag} must be a duration such as 90d, 24h, 30m or 90s${allowZero ? ', or 0' : ''} (at most 3650d), got "${raw}"`,
+    );
   }
   return ms;
 }
@@ -113,10 +126,13 @@ export function parseCommand(argv: string[]): Command {
   }
   if (positionals.length !== spec.positionals.length) {
     const want = spec.positionals.length === 0 ? 'no arguments' : spec.positionals.join(' ');
-    throw new UsageError(`${name} takes ${want}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}`);
+    throw new UsageError(
+      `${name} takes ${want}, got ${positionals.length === 0 ? 'none' : positionals.map((p) => `"${p}"`).join(' ')}`,
+    );
   }
   const json = values.json === true;
-  const str = (key: string): string | undefined => (values as Record<string, string | boolean | undefined>)[key] as string | undefined;
+  const str = (key: string): string | undefined =>
+    (values as Record<string, string | boolean | undefined>)[key] as string | undefined;
   try {
     switch (name) {
       case 'create': {
@@ -133,13 +149,22 @@ export function parseCommand(argv: string[]): Command {
         return { kind: 'list', json };
       case 'roll': {
         const overlap = str('overlap');
-        return { kind: 'roll', id: keyId(positionals[0]), overlapMs: overlap === undefined ? DEFAULT_OVERLAP_MS : duration('overlap', overlap, true), json };
+        return {
+          kind: 'roll',
+          id: keyId(positionals[0]),
+          overlapMs: overlap === undefined ? DEFAULT_OVERLAP_MS : duration('overlap', overlap, true),
+          json,
+        };
       }
       case 'revoke':
         return { kind: 'revoke', id: keyId(positionals[0]), json };
       default: {
         const id = keyId(positionals[0]);
-        const limits = checkPlan(positionals[1], limit('per-minute', str('per-minute')), limit('per-day', str('per-day')));
+        const limits = checkPlan(
+          positionals[1],
+          limit('per-minute', str('per-minute')),
+          limit('per-day', str('per-day')),
+        );
         return { kind: 'set-plan', id, ...withLimits(limits), json };
       }
     }

@@ -16,7 +16,11 @@ describe('apikey tool', () => {
 
   it('answers a bad configuration with exit code 78', async () => {
     const err: string[] = [];
-    const code = await runApiKeyTool(['list'], { out: () => {}, err: (t) => err.push(t), env: { API_KEY_CACHE_TTL_MS: '9000' } });
+    const code = await runApiKeyTool(['list'], {
+      out: () => {},
+      err: (t) => err.push(t),
+      env: { API_KEY_CACHE_TTL_MS: '9000' },
+    });
     expect(code).toBe(78);
     expect(err.join('')).toMatch(/^configuration error: [^\n]*API_KEY_CACHE_TTL_MS[^\n]*\n$/);
   });

@@ -20,7 +20,16 @@ const free: ApiKeyInfo = {
   expiresAt: null,
   previousExpiresAt: null,
 };
-const big: ApiKeyInfo = { ...free, id: 12n, name: 'Élan', plan: 'enterprise', perMinute: 5000, perDay: 1_000_000, lastUsedAt: used, revokedAt: revoked };
+const big: ApiKeyInfo = {
+  ...free,
+  id: 12n,
+  name: 'Élan',
+  plan: 'enterprise',
+  perMinute: 5000,
+  perDay: 1_000_000,
+  lastUsedAt: used,
+  revokedAt: revoked,
+};
 const freeJson = {
   id: 1,
   name: 'CI',
@@ -42,7 +51,9 @@ describe('apikey tool output', () => {
     expect(render({ kind: 'create', info: free, key: 'ask_secret' }, false)).toBe(
       'Issued API key 1 "CI" (plan free: 60/minute, 1000/day).\nThe key is shown only now; store it safely:\n\nask_secret\n\n',
     );
-    expect(render({ kind: 'create', info: free, key: 'ask_secret' }, true)).toBe(`${JSON.stringify({ ...freeJson, key: 'ask_secret' })}\n`);
+    expect(render({ kind: 'create', info: free, key: 'ask_secret' }, true)).toBe(
+      `${JSON.stringify({ ...freeJson, key: 'ask_secret' })}\n`,
+    );
   });
 
   it('lists keys as a table aligned by characters, or says there are none', () => {
@@ -56,23 +67,44 @@ describe('apikey tool output', () => {
       ].join('\n') + '\n',
     );
     const [, second] = JSON.parse(render({ kind: 'list', keys: [free, big], now }, true)) as Record<string, unknown>[];
-    expect(second).toMatchObject({ id: 12, lastUsedAt: '2026-01-03T00:00:00.000Z', revokedAt: '2026-01-04T00:00:00.000Z', state: 'revoked' });
+    expect(second).toMatchObject({
+      id: 12,
+      lastUsedAt: '2026-01-03T00:00:00.000Z',
+      revokedAt: '2026-01-04T00:00:00.000Z',
+      state: 'revoked',
+    });
   });
 
-  it('lists each key\'s state: expiring within 7 days, expired, and a rolled key\'s old secret in its overlap', () => {
-    const expiring = { ...free, id: 2n, expiresAt: new Date('2026-01-10T00:00:00.000Z'), previousExpiresAt: new Date('2026-01-06T00:00:00.000Z') };
+  it("lists each key's state: expiring within 7 days, expired, and a rolled key's old secret in its overlap", () => {
+    const expiring = {
+      ...free,
+      id: 2n,
+      expiresAt: new Date('2026-01-10T00:00:00.000Z'),
+      previousExpiresAt: new Date('2026-01-06T00:00:00.000Z'),
+    };
     const expired = { ...free, id: 3n, expiresAt: new Date('2026-01-04T00:00:00.000Z') };
-    const later = { ...free, id: 4n, expiresAt: new Date('2026-03-01T00:00:00.000Z'), previousExpiresAt: new Date('2026-01-01T00:00:00.000Z') };
+    const later = {
+      ...free,
+      id: 4n,
+      expiresAt: new Date('2026-03-01T00:00:00.000Z'),
+      previousExpiresAt: new Date('2026-01-01T00:00:00.000Z'),
+    };
     const text = render({ kind: 'list', keys: [expiring, expired, later], now }, false).split('\n');
     expect(text[1]).toMatch(/ expiring until 2026-01-10T00:00:00.000Z; old secret until 2026-01-06T00:00:00.000Z$/);
     expect(text[2]).toMatch(/ expired 2026-01-04T00:00:00.000Z$/);
     expect(text[3]).toMatch(/ active until 2026-03-01T00:00:00.000Z$/);
-    const json = JSON.parse(render({ kind: 'list', keys: [expiring, expired, later], now }, true)) as Record<string, unknown>[];
+    const json = JSON.parse(render({ kind: 'list', keys: [expiring, expired, later], now }, true)) as Record<
+      string,
+      unknown
+    >[];
     expect(json.map((k) => k.state)).toEqual(['expiring', 'expired', 'active']);
-    expect(json[0]).toMatchObject({ expiresAt: '2026-01-10T00:00:00.000Z', previousSecretExpiresAt: '2026-01-06T00:00:00.000Z' });
+    expect(json[0]).toMatchObject({
+      expiresAt: '2026-01-10T00:00:00.000Z',
+      previousSecretExpiresAt: '2026-01-06T00:00:00.000Z',
+    });
   });
 
-  it('shows a rolled key\'s new secret once, and until when the old one works', () => {
+  it("shows a rolled key's new secret once, and until when the old one works", () => {
     const rolled = { ...free, previousExpiresAt: new Date('2026-01-06T00:00:00.000Z') };
     expect(render({ kind: 'roll', info: rolled, key: 'ask2_new' }, false)).toBe(
       'Rolled API key 1 "CI" (plan free: 60/minute, 1000/day). The old secret keeps working until 2026-01-06T00:00:00.000Z.\nThe new secret is shown only now; store it safely:\n\nask2_new\n\n',
@@ -87,17 +119,24 @@ describe('apikey tool output', () => {
     expect(render({ kind: 'revoke', info: { ...free, revokedAt: revoked }, alreadyRevoked: true }, false)).toBe(
       'API key 1 "CI" (plan free: 60/minute, 1000/day) was already revoked (2026-01-04T00:00:00.000Z).\n',
     );
-    expect(JSON.parse(render({ kind: 'revoke', info: free, alreadyRevoked: true }, true))).toEqual({ ...freeJson, alreadyRevoked: true });
+    expect(JSON.parse(render({ kind: 'revoke', info: free, alreadyRevoked: true }, true))).toEqual({
+      ...freeJson,
+      alreadyRevoked: true,
+    });
   });
 
   it('confirms a new plan', () => {
-    expect(render({ kind: 'set-plan', info: free }, false)).toBe('API key 1 "CI" (plan free: 60/minute, 1000/day) updated.\n');
+    expect(render({ kind: 'set-plan', info: free }, false)).toBe(
+      'API key 1 "CI" (plan free: 60/minute, 1000/day) updated.\n',
+    );
     expect(render({ kind: 'set-plan', info: free }, true)).toBe(`${JSON.stringify(freeJson)}\n`);
   });
 
   it('explains failures in the user’s terms', () => {
     expect(explainFailure(new NoSuchKeyError(7n))).toBe('no API key has id 7');
-    expect(explainFailure(new ApiKeyInputError('API key 3 is revoked; issue a new key instead'))).toBe('API key 3 is revoked; issue a new key instead');
+    expect(explainFailure(new ApiKeyInputError('API key 3 is revoked; issue a new key instead'))).toBe(
+      'API key 3 is revoked; issue a new key instead',
+    );
     expect(explainFailure(Object.assign(new Error('missing'), { code: 'P2021' }))).toBe(
       'the api_keys table does not exist: apply the migrations first (npm run db:migrate)',
     );

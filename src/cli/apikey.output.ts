@@ -30,7 +30,8 @@ function stateText(k: ApiKeyInfo, now: Date): string {
   else if (state === 'expired') parts.push(k.expiresAt?.toISOString() ?? '');
   else if (k.expiresAt) parts.push(`until ${k.expiresAt.toISOString()}`);
   let text = parts.join(' ');
-  if (state !== 'revoked' && k.previousExpiresAt && k.previousExpiresAt > now) text += `; old secret until ${k.previousExpiresAt.toISOString()}`;
+  if (state !== 'revoked' && k.previousExpiresAt && k.previousExpiresAt > now)
+    text += `; old secret until ${k.previousExpiresAt.toISOString()}`;
   return text;
 }
 
@@ -54,7 +55,16 @@ function table(keys: ApiKeyInfo[], now: Date): string {
     ]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...r[i]].length)));
-  return rows.map((r) => r.map((c, i) => c + ' '.repeat(widths[i] - [...c].length)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => c + ' '.repeat(widths[i] - [...c].length))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** What the tool prints on stdout for an outcome: one line of JSON with --json, else text. */
@@ -65,7 +75,9 @@ export function render(outcome: Outcome, json: boolean): string {
       return `Issued API key ${describe(outcome.info)}${expiry(outcome.info)}.\nThe key is shown only now; store it safely:\n\n${outcome.key}\n\n`;
     case 'roll': {
       const until = outcome.info.previousExpiresAt;
-      const old = until ? `The old secret keeps working until ${until.toISOString()}.` : 'The old secret no longer works.';
+      const old = until
+        ? `The old secret keeps working until ${until.toISOString()}.`
+        : 'The old secret no longer works.';
       return `Rolled API key ${describe(outcome.info)}. ${old}\nThe new secret is shown only now; store it safely:\n\n${outcome.key}\n\n`;
     }
     case 'list':

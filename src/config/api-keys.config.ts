@@ -10,9 +10,12 @@ const HOW_TO_MAKE_ONE = 'generate one with `openssl rand -base64 48` and keep it
 function secret(env: Env, name: string, production: boolean): string | undefined {
   const value = optional(env, name);
   if (value === undefined) return undefined;
-  if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters long, got ${value.length}: ${HOW_TO_MAKE_ONE}`);
+  if (value.length < 32)
+    throw new ConfigError(`${name} must be at least 32 characters long, got ${value.length}: ${HOW_TO_MAKE_ONE}`);
   if (production && value.startsWith(PLACEHOLDER_PREFIX)) {
-    throw new ConfigError(`${name} is the placeholder of docker-compose.yml, which NODE_ENV=production refuses: ${HOW_TO_MAKE_ONE}`);
+    throw new ConfigError(
+      `${name} is the placeholder of docker-compose.yml, which NODE_ENV=production refuses: ${HOW_TO_MAKE_ONE}`,
+    );
   }
   return value;
 }
@@ -22,7 +25,9 @@ export const apiKeysConfig = defineConfig('apiKeys', (env, use) => {
   const production = use(runtimeConfig).nodeEnv === 'production';
   const apiKeyChecksumSecret = secret(env, 'API_KEY_CHECKSUM_SECRET', production);
   if (production && apiKeyChecksumSecret === undefined) {
-    throw new ConfigError(`API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production (it signs new API keys): ${HOW_TO_MAKE_ONE}`);
+    throw new ConfigError(
+      `API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production (it signs new API keys): ${HOW_TO_MAKE_ONE}`,
+    );
   }
   return {
     /** Secret mixed into stored API key hashes (HMAC-SHA256); undefined: plain SHA-256. */

@@ -32,18 +32,31 @@ describe('API key configuration', () => {
 
   it('reads the checksum secret and the lookup budgets; production requires the secret', () => {
     const c = loadConfig({ API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) }).apiKeys;
-    expect(c).toMatchObject({ apiKeyChecksumSecret: 'c'.repeat(32), apiKeyFailedLookupsPerAddress: 10, apiKeyUnknownLookupsPerSecond: 50 });
+    expect(c).toMatchObject({
+      apiKeyChecksumSecret: 'c'.repeat(32),
+      apiKeyFailedLookupsPerAddress: 10,
+      apiKeyUnknownLookupsPerSecond: 50,
+    });
     expect(loadConfig({}).apiKeys.apiKeyChecksumSecret).toBeUndefined();
-    expect(() => loadConfig(PRODUCTION)).toThrow(/API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production.*openssl rand -base64 48/);
-    expect(loadConfig({ ...PRODUCTION, API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) }).apiKeys.apiKeyChecksumSecret).toBe('c'.repeat(32));
+    expect(() => loadConfig(PRODUCTION)).toThrow(
+      /API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production.*openssl rand -base64 48/,
+    );
+    expect(loadConfig({ ...PRODUCTION, API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) }).apiKeys.apiKeyChecksumSecret).toBe(
+      'c'.repeat(32),
+    );
   });
 
-  it.each(['API_KEY_PEPPER', 'API_KEY_CHECKSUM_SECRET'])("refuses docker-compose.yml's placeholder %s in production only", (name) => {
-    const placeholder = { [name]: 'REPLACE-ME-placeholder-of-compose-0000000000' };
-    const secret = { API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) };
-    expect(() => loadConfig({ ...PRODUCTION, ...secret, ...placeholder })).toThrow(new RegExp(`${name} is the placeholder of docker-compose.yml.*openssl rand`));
-    expect(() => loadConfig({ ...secret, ...placeholder })).not.toThrow();
-  });
+  it.each(['API_KEY_PEPPER', 'API_KEY_CHECKSUM_SECRET'])(
+    "refuses docker-compose.yml's placeholder %s in production only",
+    (name) => {
+      const placeholder = { [name]: 'REPLACE-ME-placeholder-of-compose-0000000000' };
+      const secret = { API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) };
+      expect(() => loadConfig({ ...PRODUCTION, ...secret, ...placeholder })).toThrow(
+        new RegExp(`${name} is the placeholder of docker-compose.yml.*openssl rand`),
+      );
+      expect(() => loadConfig({ ...secret, ...placeholder })).not.toThrow();
+    },
+  );
 
   it.each([
     ['API_KEY_CHECKSUM_SECRET', 'too-short'],

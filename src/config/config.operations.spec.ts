@@ -17,8 +17,18 @@ describe('configuration of operations', () => {
     expect(dev.health).toEqual(expect.objectContaining({ readinessTimeoutMs: 2000 }));
     expect(dev.metrics).toEqual(expect.objectContaining({ metricsToken: undefined }));
     expect(dev.cors).toEqual(expect.objectContaining({ corsOrigins: [] }));
-    expect(loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),  METRICS_PORT: '9464' }).shutdown.shutdownDelayMs).toBe(5000);
-    expect(loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),  METRICS_PORT: '9464', SHUTDOWN_DELAY_MS: '0' }).shutdown.shutdownDelayMs).toBe(0);
+    expect(
+      loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32), METRICS_PORT: '9464' }).shutdown
+        .shutdownDelayMs,
+    ).toBe(5000);
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),
+        METRICS_PORT: '9464',
+        SHUTDOWN_DELAY_MS: '0',
+      }).shutdown.shutdownDelayMs,
+    ).toBe(0);
     expect(dev.health.readinessCacheMs).toBe(1000);
   });
 
@@ -62,13 +72,23 @@ describe('configuration of operations', () => {
     expect(loadConfig({ METRICS_PORT: '9464' }).metrics.metricsHost).toBe('127.0.0.1');
     expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics.metricsHost).toBe('0.0.0.0');
     expect(loadConfig({ METRICS_HOST: '::1' }).metrics.metricsHost).toBe('::1');
-    expect(() => loadConfig({ METRICS_HOST: 'http://x' })).toThrow(/^METRICS_HOST must be an IP address or a host name/);
+    expect(() => loadConfig({ METRICS_HOST: 'http://x' })).toThrow(
+      /^METRICS_HOST must be an IP address or a host name/,
+    );
   });
 
   it('wants METRICS_TOKEN or METRICS_PORT in production; METRICS_PORT is a port other than PORT', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/^METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/);
-    expect(loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),  METRICS_TOKEN: 'x'.repeat(16) }).metrics.metricsPort).toBeUndefined();
-    expect(loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),  METRICS_PORT: '9464' }).metrics.metricsPort).toBe(9464);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /^METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/,
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32), METRICS_TOKEN: 'x'.repeat(16) })
+        .metrics.metricsPort,
+    ).toBeUndefined();
+    expect(
+      loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32), METRICS_PORT: '9464' }).metrics
+        .metricsPort,
+    ).toBe(9464);
     expect(loadConfig({}).metrics.metricsPort).toBeUndefined();
     expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(/^METRICS_PORT must differ from PORT/);
     expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/^METRICS_PORT must be between 1 and 65535/);

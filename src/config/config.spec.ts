@@ -52,7 +52,10 @@ describe('loadConfig', () => {
   });
 
   it('reads a pooler in front of PostgreSQL from pgbouncer=true, and hides the flag from the driver', () => {
-    const c = loadConfig({ DATABASE_URL: 'postgresql://u:p@bouncer:6432/x?sslmode=disable&pgbouncer=true', DIRECT_URL: 'postgresql://u:p@db:5432/x' });
+    const c = loadConfig({
+      DATABASE_URL: 'postgresql://u:p@bouncer:6432/x?sslmode=disable&pgbouncer=true',
+      DIRECT_URL: 'postgresql://u:p@db:5432/x',
+    });
     expect(c.database).toMatchObject({ dbPooler: true, directUrl: 'postgresql://u:p@db:5432/x' });
     expect(driverUrl(c.database.databaseUrl as string)).toBe('postgresql://u:p@bouncer:6432/x?sslmode=disable');
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@db/x?pgbouncer=false' }).database.dbPooler).toBe(false);
@@ -60,7 +63,10 @@ describe('loadConfig', () => {
   });
 
   it('reads the Redis topology: one server, a cluster, or a master watched by sentinels, never two of them', () => {
-    expect(loadConfig({ REDIS_URL: 'redis://:pw@r:6379' }).redis.redisTarget).toEqual({ kind: 'single', url: 'redis://:pw@r:6379' });
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@r:6379' }).redis.redisTarget).toEqual({
+      kind: 'single',
+      url: 'redis://:pw@r:6379',
+    });
     expect(loadConfig({ REDIS_CLUSTER_NODES: 'r1:7000, [::1]:7001', REDIS_PASSWORD: 'pw' }).redis.redisTarget).toEqual({
       kind: 'cluster',
       nodes: [
@@ -69,7 +75,10 @@ describe('loadConfig', () => {
       ],
       password: 'pw',
     });
-    expect(loadConfig({ REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_NAME: 'main', REDIS_SENTINEL_PASSWORD: 'sp' }).redis.redisTarget).toEqual({
+    expect(
+      loadConfig({ REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_NAME: 'main', REDIS_SENTINEL_PASSWORD: 'sp' })
+        .redis.redisTarget,
+    ).toEqual({
       kind: 'sentinel',
       sentinels: [
         { host: 's1', port: 26379 },
@@ -79,11 +88,17 @@ describe('loadConfig', () => {
       sentinelPassword: 'sp',
     });
     expect(loadConfig({}).redis.redisTarget).toBeUndefined();
-    expect(() => loadConfig({ REDIS_URL: 'redis://r', REDIS_CLUSTER_NODES: 'r1:7000' })).toThrow(/^REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive/);
+    expect(() => loadConfig({ REDIS_URL: 'redis://r', REDIS_CLUSTER_NODES: 'r1:7000' })).toThrow(
+      /^REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive/,
+    );
   });
 
   it('reads OpenTelemetry from the standard OTEL_* variables: off without an endpoint', () => {
-    expect(loadConfig({}).tracing).toMatchObject({ otlpTracesEndpoint: undefined, sampler: 'parentbased_always_on', samplerRatio: 1 });
+    expect(loadConfig({}).tracing).toMatchObject({
+      otlpTracesEndpoint: undefined,
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+    });
     expect(
       loadConfig({
         OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
@@ -99,8 +114,13 @@ describe('loadConfig', () => {
       samplerRatio: 0.01,
       resourceAttributes: { 'deployment.environment': 'staging' },
     });
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/traces' }).tracing.otlpTracesEndpoint).toBe('http://c:4318/traces');
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing.otlpTracesEndpoint).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/traces' }).tracing.otlpTracesEndpoint).toBe(
+      'http://c:4318/traces',
+    );
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing
+        .otlpTracesEndpoint,
+    ).toBeUndefined();
   });
 
   it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {
@@ -108,7 +128,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', METRICS_TOKEN: 'x'.repeat(16) })).toThrow(
       /^TRUST_PROXY=true .*number of proxies.*subnets/,
     );
-    expect(loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),  TRUST_PROXY: '1', METRICS_TOKEN: 'x'.repeat(16) }).server.trustProxy).toBe(1);
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),
+        TRUST_PROXY: '1',
+        METRICS_TOKEN: 'x'.repeat(16),
+      }).server.trustProxy,
+    ).toBe(1);
   });
 
   it.each([
@@ -128,12 +155,17 @@ describe('loadConfig', () => {
 
   it('redacts the userinfo of any text shaped like a URL (property)', () => {
     fc.assert(
-      fc.property(fc.string(), fc.string({ minLength: 1 }).filter((p) => !p.includes('@')), fc.string(), (user, password, rest) => {
-        const secret = `S${password}`;
-        const redacted = redactUrl(`postgresql://${user}:${secret}@${rest.replaceAll('@', '')}`);
-        expect(redacted.startsWith('postgresql://***@')).toBe(true);
-        expect(redacted.slice('postgresql://***@'.length)).toBe(rest.replaceAll('@', ''));
-      }),
+      fc.property(
+        fc.string(),
+        fc.string({ minLength: 1 }).filter((p) => !p.includes('@')),
+        fc.string(),
+        (user, password, rest) => {
+          const secret = `S${password}`;
+          const redacted = redactUrl(`postgresql://${user}:${secret}@${rest.replaceAll('@', '')}`);
+          expect(redacted.startsWith('postgresql://***@')).toBe(true);
+          expect(redacted.slice('postgresql://***@'.length)).toBe(rest.replaceAll('@', ''));
+        },
+      ),
     );
   });
 });

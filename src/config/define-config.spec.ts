@@ -33,7 +33,9 @@ describe('configuration slices', () => {
     expect(() => loadSlice(metricsConfig, { NODE_ENV: 'production' })).toThrow(
       /^METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/,
     );
-    expect(() => loadSlice(metricsConfig, { PORT: '8080', METRICS_PORT: '8080' })).toThrow(/^METRICS_PORT must differ from PORT \(8080\)/);
+    expect(() => loadSlice(metricsConfig, { PORT: '8080', METRICS_PORT: '8080' })).toThrow(
+      /^METRICS_PORT must differ from PORT \(8080\)/,
+    );
     expect(loadSlice(metricsConfig, { NODE_ENV: 'production', METRICS_PORT: '9464' })).toEqual({
       metricsHost: '127.0.0.1',
       metricsToken: undefined,

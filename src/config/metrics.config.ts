@@ -37,7 +37,9 @@ export const metricsConfig = defineConfig('metrics', (env, use) => {
 });
 function host(value: string): string {
   if (isIP(value) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)) {
-    throw new ConfigError(`METRICS_HOST must be an IP address or a host name to listen on, got "${value.slice(0, 100)}"`);
+    throw new ConfigError(
+      `METRICS_HOST must be an IP address or a host name to listen on, got "${value.slice(0, 100)}"`,
+    );
   }
   return value;
 }

@@ -11,7 +11,13 @@ export const rateLimitConfig = defineConfig('rateLimit', (env) => ({
   /** Most subjects (keys, addresses) the in-memory rate limiter holds. */
   rateLimitMemoryMaxKeys: int(env, 'RATE_LIMIT_MEMORY_MAX_KEYS', 100_000, 100, 100_000_000),
   /** Most bytes (estimated) the in-memory rate limiter holds. */
-  rateLimitMemoryMaxBytes: int(env, 'RATE_LIMIT_MEMORY_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
+  rateLimitMemoryMaxBytes: int(
+    env,
+    'RATE_LIMIT_MEMORY_MAX_BYTES',
+    64 * 1024 * 1024,
+    1024 * 1024,
+    64 * 1024 * 1024 * 1024,
+  ),
 }));
 export type RateLimitConfig = ConfigOf<typeof rateLimitConfig>;
 

@@ -17,7 +17,11 @@ import { pgliteRunner } from './sql-runner.js';
 export const EMBEDDED_START_PARAMS: readonly string[] = ['-c', 'shared_buffers=32MB', '-c', 'max_connections=5'];
 
 /** The embedded PGlite in DATA_DIR, locked for this process and migrated on open. */
-export async function openEmbedded(config: DatabaseConfig, log: (msg: string) => void, purpose?: string): Promise<Database> {
+export async function openEmbedded(
+  config: DatabaseConfig,
+  log: (msg: string) => void,
+  purpose?: string,
+): Promise<Database> {
   const { db, lock } = await openMigrated(config, log, purpose);
   return {
     kind: 'embedded',
@@ -31,7 +35,11 @@ export async function openEmbedded(config: DatabaseConfig, log: (msg: string) =>
 }
 
 /** Applies pending migrations to the embedded database in DATA_DIR and closes it (the migrate command). */
-export async function migrateEmbedded(config: DatabaseConfig, log: (msg: string) => void, purpose?: string): Promise<MigrationResult> {
+export async function migrateEmbedded(
+  config: DatabaseConfig,
+  log: (msg: string) => void,
+  purpose?: string,
+): Promise<MigrationResult> {
   const { db, lock, migrations } = await openMigrated(config, log, purpose);
   await closeEmbedded(db, lock);
   return migrations;

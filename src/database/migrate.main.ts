@@ -18,7 +18,9 @@ async function main(): Promise<number> {
   let result: MigrationResult;
   try {
     if (config.databaseUrl) {
-      log(`migrating PostgreSQL at ${describeUrl(config.directUrl ?? config.databaseUrl)} from ${config.migrationsDir}`);
+      log(
+        `migrating PostgreSQL at ${describeUrl(config.directUrl ?? config.databaseUrl)} from ${config.migrationsDir}`,
+      );
       result = await migratePostgres(config, log);
     } else {
       log(`DATABASE_URL is not set: migrating the embedded database in ${config.dataDir} from ${config.migrationsDir}`);

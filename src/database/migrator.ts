@@ -107,10 +107,9 @@ export async function applyMigrations(
         [id, m.checksum, m.name],
       );
       await db.exec(m.sql);
-      await db.query(
-        `UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`,
-        [id],
-      );
+      await db.query(`UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`, [
+        id,
+      ]);
       await db.exec('COMMIT');
     } catch (err) {
       await db.exec('ROLLBACK');
@@ -142,8 +141,6 @@ export async function pendingMigrations(db: SqlRunner, dir: string): Promise<str
   const migrations = await readMigrations(dir);
   const [exists] = await db.query<{ t: string | null }>(`SELECT to_regclass('"_prisma_migrations"')::text AS t`);
   if (!exists?.t) return migrations.map((m) => m.name);
-  const done = new Set(
-    (await appliedRows(db)).filter((r) => r.finished_at !== null).map((r) => r.migration_name),
-  );
+  const done = new Set((await appliedRows(db)).filter((r) => r.finished_at !== null).map((r) => r.migration_name));
   return migrations.filter((m) => !done.has(m.name)).map((m) => m.name);
 }

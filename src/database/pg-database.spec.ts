@@ -7,7 +7,9 @@ describe('parseInt8', () => {
       fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => {
         const parsed = parseInt8(value.toString());
         expect(BigInt(parsed)).toBe(value);
-        expect(typeof parsed).toBe(value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? 'number' : 'bigint');
+        expect(typeof parsed).toBe(
+          value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? 'number' : 'bigint',
+        );
       }),
     );
     expect(parseInt8('9007199254740993')).toBe(9007199254740993n);

@@ -19,7 +19,9 @@ export function parseInt8(text: string): number | bigint {
 
 const INT8_RESULTS: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /** PostgreSQL at DATABASE_URL, through a pool (Prisma and the hot path's reads) and a health pool. */
@@ -86,11 +88,19 @@ export async function migratePostgres(config: DatabaseConfig, log: (msg: string)
  * database, so the role keeps its settings elsewhere. Connections the pooler already holds keep
  * their old value until it replaces them (server_lifetime).
  */
-async function poolerStatementTimeout(client: pg.Client, config: DatabaseConfig, log: (msg: string) => void): Promise<void> {
+async function poolerStatementTimeout(
+  client: pg.Client,
+  config: DatabaseConfig,
+  log: (msg: string) => void,
+): Promise<void> {
   const user = decodeURIComponent(new URL(config.databaseUrl ?? '').username);
   const role = user === '' ? 'CURRENT_USER' : client.escapeIdentifier(user);
   const { rows } = await client.query<{ db: string }>('SELECT current_database() AS db');
   const timeout = `${config.dbStatementTimeoutMs}ms`;
-  await client.query(`ALTER ROLE ${role} IN DATABASE ${client.escapeIdentifier(rows[0].db)} SET statement_timeout = ${client.escapeLiteral(timeout)}`);
-  log(`statement_timeout of ${user || 'the current role'} in ${rows[0].db}: ${timeout} (DATABASE_URL goes through a pooler)`);
+  await client.query(
+    `ALTER ROLE ${role} IN DATABASE ${client.escapeIdentifier(rows[0].db)} SET statement_timeout = ${client.escapeLiteral(timeout)}`,
+  );
+  log(
+    `statement_timeout of ${user || 'the current role'} in ${rows[0].db}: ${timeout} (DATABASE_URL goes through a pooler)`,
+  );
 }

@@ -157,10 +157,15 @@ function watchedClient(watch: QueryWatch): typeof pg.Client {
  * named for its operation, with its parameterised text (never the values).
  */
 function querySpan(config: unknown) {
-  const text = typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text as string | undefined);
+  const text =
+    typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text as string | undefined);
   if (typeof text !== 'string') return undefined;
   const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY';
-  return startClientSpan(operation, { 'db.system.name': 'postgresql', 'db.operation.name': operation, 'db.query.text': text });
+  return startClientSpan(operation, {
+    'db.system.name': 'postgresql',
+    'db.operation.name': operation,
+    'db.query.text': text,
+  });
 }
 
 /**

@@ -12,7 +12,9 @@ import { DATABASE } from './prisma.tokens.js';
       inject: [databaseConfig.token],
       useFactory: async (config: DatabaseConfig): Promise<Database> => {
         const logger = new Logger('Database');
-        logger.log(config.databaseUrl ? 'using PostgreSQL at DATABASE_URL' : `using the embedded database in ${config.dataDir}`);
+        logger.log(
+          config.databaseUrl ? 'using PostgreSQL at DATABASE_URL' : `using the embedded database in ${config.dataDir}`,
+        );
         return openDatabase(config, (m) => logger.log(m), 'animal-store server');
       },
     },

@@ -1,4 +1,12 @@
-import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  SetMetadata,
+  UseGuards,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { ApiError } from '../errors/api-error.js';
@@ -95,7 +103,8 @@ export class SunsetGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const spec = deprecationOf(this.reflector, context.getHandler());
-    if (spec !== null && this.clock.now().getTime() >= spec.sunset.getTime()) throw new ApiError(410, 'gone', spec.gone);
+    if (spec !== null && this.clock.now().getTime() >= spec.sunset.getTime())
+      throw new ApiError(410, 'gone', spec.gone);
     return true;
   }
 }

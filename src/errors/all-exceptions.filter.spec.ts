@@ -11,7 +11,10 @@ interface Captured {
   destroyed: boolean;
 }
 
-function run(exception: unknown, opts: { path?: string; method?: string; headersSent?: boolean; routes?: unknown[] } = {}) {
+function run(
+  exception: unknown,
+  opts: { path?: string; method?: string; headersSent?: boolean; routes?: unknown[] } = {},
+) {
   const captured: Captured = { headers: {}, destroyed: false };
   const res = {
     headersSent: opts.headersSent ?? false,
@@ -33,7 +36,9 @@ function run(exception: unknown, opts: { path?: string; method?: string; headers
   };
   const req = { method: opts.method ?? 'GET', path: opts.path ?? '/v1/pets' };
   const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ArgumentsHost;
-  const adapterHost = { httpAdapter: { getInstance: () => ({ router: { stack: opts.routes ?? [] } }) } } as unknown as HttpAdapterHost;
+  const adapterHost = {
+    httpAdapter: { getInstance: () => ({ router: { stack: opts.routes ?? [] } }) },
+  } as unknown as HttpAdapterHost;
   new AllExceptionsFilter(adapterHost).catch(exception, host);
   return { ...captured, json: captured.body ? JSON.parse(captured.body) : undefined };
 }

@@ -8,11 +8,15 @@ const known = (message: string, code: string, meta?: Record<string, unknown>) =>
 const pgError = (message: string, code: string) => Object.assign(new Error(message), { code, severity: 'FATAL' });
 
 /** What @prisma/adapter-pg throws: a DriverAdapterError with the mapped kind as cause. */
-const adapterError = (cause: Record<string, unknown>) => Object.assign(new Error(String(cause.kind)), { name: 'DriverAdapterError', cause });
+const adapterError = (cause: Record<string, unknown>) =>
+  Object.assign(new Error(String(cause.kind)), { name: 'DriverAdapterError', cause });
 
 describe('isDatabaseUnavailable', () => {
   it.each<[string, unknown]>([
-    ['pg: terminated by an administrator (57P01)', pgError('terminating connection due to administrator command', '57P01')],
+    [
+      'pg: terminated by an administrator (57P01)',
+      pgError('terminating connection due to administrator command', '57P01'),
+    ],
     ['pg: socket closed mid-query', new Error('Connection terminated unexpectedly')],
     ['pg: a client whose connection died', new Error('Client has encountered a connection error and is not queryable')],
     ['pg: connect timeout', new Error('timeout exceeded when trying to connect')],
@@ -20,7 +24,10 @@ describe('isDatabaseUnavailable', () => {
     ['pg: statement_timeout (57014)', pgError('canceling statement due to statement timeout', '57014')],
     ['node: refused', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
     ['adapter: ConnectionClosed', adapterError({ kind: 'ConnectionClosed' })],
-    ['adapter: postgres 57P01', adapterError({ kind: 'postgres', originalCode: '57P01', originalMessage: 'terminating connection' })],
+    [
+      'adapter: postgres 57P01',
+      adapterError({ kind: 'postgres', originalCode: '57P01', originalMessage: 'terminating connection' }),
+    ],
     ['Prisma P1017 (server closed the connection)', known('Server has closed the connection.', 'P1017')],
     ['Prisma P2028 (transaction timed out)', known('Transaction API error: Transaction already closed', 'P2028')],
     ['Prisma P2024 (pool timeout)', known('Timed out fetching a new connection from the connection pool', 'P2024')],

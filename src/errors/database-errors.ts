@@ -11,7 +11,15 @@ export const DB_RETRY_AFTER_SECONDS = 5;
 // not start within maxWait, or outlived its timeout because the database stopped answering).
 const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
 // Node socket errors while connecting or mid-query.
-const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+const NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
 // PostgreSQL SQLSTATEs: connection exceptions (08xxx), shutdown/crash (57P01-57P03),
 // too many connections (53300), and the cannot-connect-now of a starting server; 57014
 // query_canceled is statement_timeout (the service never cancels a query otherwise): an

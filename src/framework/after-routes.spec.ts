@@ -25,7 +25,10 @@ import { httpExecutionContext, useBehindRoutes } from './after-routes.js';
  * (admission/unmatched-routes.ts).
  */
 function internal(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`Nest internal changed: ${what}. Re-check src/framework/after-routes.ts and rate-limit/unmatched-routes.ts.`);
+  if (!ok)
+    throw new Error(
+      `Nest internal changed: ${what}. Re-check src/framework/after-routes.ts and rate-limit/unmatched-routes.ts.`,
+    );
 }
 
 const MARK = 'canary:mark';
@@ -57,7 +60,10 @@ class Behind implements OnModuleInit {
   constructor(private readonly host: HttpAdapterHost) {}
   onModuleInit(): void {
     const mounted = useBehindRoutes(this.host, '/', (req: Request, res: Response, next: NextFunction) => {
-      behind.push({ path: req.path, context: httpExecutionContext(req, res, next, ThingsController, ThingsController.prototype.get) });
+      behind.push({
+        path: req.path,
+        context: httpExecutionContext(req, res, next, ThingsController, ThingsController.prototype.get),
+      });
       res.setHeader('X-Behind', 'yes');
       next();
     });
@@ -82,7 +88,10 @@ describe('Nest internals: init order (routes, onModuleInit, not-found handler) a
     const served = await request(app.getHttpServer()).get('/things/7');
     expect(served.status).toBe(200);
     expect(served.body).toEqual({ ok: true });
-    internal(behind.length === 0 && served.headers['x-behind'] === undefined, 'a layer added in onModuleInit runs before the routes');
+    internal(
+      behind.length === 0 && served.headers['x-behind'] === undefined,
+      'a layer added in onModuleInit runs before the routes',
+    );
 
     const unknown = await request(app.getHttpServer()).post('/things/7');
     internal(behind.length === 1, 'a layer added in onModuleInit is not reached by a request no route answers');
@@ -100,7 +109,11 @@ describe('Nest internals: init order (routes, onModuleInit, not-found handler) a
     // Nest's context is a class instance (its methods on the prototype, its state in fields),
     // the built one an object of functions.
     const nestMethods = new Set<string>();
-    for (let p = Object.getPrototypeOf(nestContext) as object | null; p && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (
+      let p = Object.getPrototypeOf(nestContext) as object | null;
+      p && p !== Object.prototype;
+      p = Object.getPrototypeOf(p) as object | null
+    ) {
       for (const name of Object.getOwnPropertyNames(p)) nestMethods.add(name);
     }
     nestMethods.delete('constructor');

@@ -12,7 +12,10 @@ import { recordHeaders } from './helmet-recorder.js';
  * replays (http/http-edge.ts) would not be helmet's.
  */
 function internal(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`helmet internal changed: ${what}. Re-check src/framework/helmet-recorder.ts and http/http-edge.ts.`);
+  if (!ok)
+    throw new Error(
+      `helmet internal changed: ${what}. Re-check src/framework/helmet-recorder.ts and http/http-edge.ts.`,
+    );
 }
 
 /** What helmet(options) does to a real response that already carries X-Powered-By. */

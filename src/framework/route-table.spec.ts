@@ -1,4 +1,13 @@
-import { Controller, Get, MiddlewareConsumer, Module, NestModule, Post, RequestMethod, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  MiddlewareConsumer,
+  Module,
+  NestModule,
+  Post,
+  RequestMethod,
+  type INestApplication,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Application, NextFunction, Request, Response } from 'express';
 import request from 'supertest';
@@ -11,7 +20,8 @@ import { allowedMethods, isMiddlewareRoute } from './route-table.js';
  * `unmatched` route label) would be decided wrongly.
  */
 function internal(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`Framework internal changed: ${what}. Re-check src/framework/route-table.ts and its callers.`);
+  if (!ok)
+    throw new Error(`Framework internal changed: ${what}. Re-check src/framework/route-table.ts and its callers.`);
 }
 
 @Controller('things')
@@ -68,14 +78,17 @@ describe('framework internal: Express routing table (router.stack)', () => {
   });
 
   it('never lets Nest middleware make a method look allowed where no route serves it', () => {
-    const layers = (express as unknown as { router: { stack: { route?: { path?: unknown; methods?: Record<string, boolean> } }[] } })
-      .router.stack;
+    const layers = (
+      express as unknown as { router: { stack: { route?: { path?: unknown; methods?: Record<string, boolean> } }[] } }
+    ).router.stack;
     const wildcard = layers.filter((l) => l.route && isMiddlewareRoute(l.route.path));
     internal(
       wildcard.length > 0,
       'Nest no longer mounts middleware bound to one method on every path as a route with a wildcard path (isMiddlewareRoute, http/route-template.ts)',
     );
-    const everywhere = layers.filter((l) => l.route && !isMiddlewareRoute(l.route.path) && !['/things/:id', '/things'].includes(String(l.route.path)));
+    const everywhere = layers.filter(
+      (l) => l.route && !isMiddlewareRoute(l.route.path) && !['/things/:id', '/things'].includes(String(l.route.path)),
+    );
     internal(
       everywhere.every((l) => Object.entries(l.route?.methods ?? {}).every(([m, on]) => !on || m === '_all')),
       `Nest mounts middleware as routes the route table would read as serving a method: ${JSON.stringify(everywhere.map((l) => [l.route?.path, l.route?.methods]))}`,

@@ -1,4 +1,13 @@
-import { ArgumentsHost, Catch, Controller, ExceptionFilter, Get, HttpException, NotFoundException, type INestApplication } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  Controller,
+  ExceptionFilter,
+  Get,
+  HttpException,
+  NotFoundException,
+  type INestApplication,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Response } from 'express';
 import request from 'supertest';
@@ -30,7 +39,7 @@ class Recorder implements ExceptionFilter {
   }
 }
 
-describe("framework internal: Nest's not-found exception (\"Cannot GET /x\")", () => {
+describe('framework internal: Nest\'s not-found exception ("Cannot GET /x")', () => {
   let app: INestApplication;
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({ controllers: [ThingsController] }).compile();
@@ -43,7 +52,10 @@ describe("framework internal: Nest's not-found exception (\"Cannot GET /x\")", (
   async function thrownFor(method: 'get' | 'post' | 'delete', path: string): Promise<HttpException> {
     Recorder.last = undefined;
     await request(app.getHttpServer())[method](path).expect(599);
-    internal(Recorder.last instanceof HttpException, `Nest's answer to ${method.toUpperCase()} ${path} is no longer an HttpException`);
+    internal(
+      Recorder.last instanceof HttpException,
+      `Nest's answer to ${method.toUpperCase()} ${path} is no longer an HttpException`,
+    );
     return Recorder.last as HttpException;
   }
 

@@ -10,7 +10,10 @@ import { responseStartedOn } from './socket-response.js';
  * its error answer for a malformed request into the middle of a response (http/client-errors.ts).
  */
 function internal(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`Node internal changed: ${what}. Re-check src/framework/socket-response.ts and http/client-errors.ts.`);
+  if (!ok)
+    throw new Error(
+      `Node internal changed: ${what}. Re-check src/framework/socket-response.ts and http/client-errors.ts.`,
+    );
 }
 
 describe('node internal: socket._httpMessage', () => {
@@ -48,7 +51,7 @@ describe('node internal: socket._httpMessage', () => {
     res.end('ok');
   });
 
-  it("tells clientError whether a response is in progress on the socket", async () => {
+  it('tells clientError whether a response is in progress on the socket', async () => {
     const socket = await open();
     // No request yet: nothing in progress.
     const first = once(server, 'clientError') as Promise<[Error, Duplex]>;
@@ -67,7 +70,10 @@ describe('node internal: socket._httpMessage', () => {
     const second = once(server, 'clientError') as Promise<[Error, Duplex]>;
     next.write('NOT HTTP\r\n\r\n');
     const [, busy] = await second;
-    internal(responseStartedOn(busy), 'clientError behind a response in progress does not see it (socket._httpMessage)');
+    internal(
+      responseStartedOn(busy),
+      'clientError behind a response in progress does not see it (socket._httpMessage)',
+    );
     res.end('ok');
   });
 });

@@ -29,7 +29,7 @@ class Query extends Base {
 }
 
 describe('class-validator internal: getMetadataStorage().getTargetValidationMetadatas', () => {
-  it("lists every decorated property of a class and its ancestors, and nothing else", () => {
+  it('lists every decorated property of a class and its ancestors, and nothing else', () => {
     const fields = [...validatedProperties(Query)].sort();
     internal(
       JSON.stringify(fields) === JSON.stringify(['cursor', 'limit', 'name']),

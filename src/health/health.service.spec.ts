@@ -70,7 +70,13 @@ async function service(cacheMs: number) {
 
 const READY = {
   status: 'ready',
-  result: expect.objectContaining({ status: 'ok', details: { database: expect.objectContaining({ status: 'up' }), migrations: expect.objectContaining({ status: 'up' }) } }),
+  result: expect.objectContaining({
+    status: 'ok',
+    details: {
+      database: expect.objectContaining({ status: 'up' }),
+      migrations: expect.objectContaining({ status: 'up' }),
+    },
+  }),
 };
 
 describe('HealthService readiness', () => {

@@ -58,7 +58,8 @@ export class HealthService {
    * would starve the balancer's own and turn healthy instances unready.
    */
   private shared(): Promise<Checked> {
-    if (this.last && performance.now() - this.last.at < this.config.readinessCacheMs) return Promise.resolve(this.last.value);
+    if (this.last && performance.now() - this.last.at < this.config.readinessCacheMs)
+      return Promise.resolve(this.last.value);
     this.pending ??= this.compute()
       .then((value) => {
         this.last = { at: performance.now(), value };
@@ -84,7 +85,10 @@ export class HealthService {
       const failed = (err.getResponse() as HealthCheckResult).error ?? {};
       if (failed.database) this.metrics.databaseError('unavailable');
       this.transition(false, failed);
-      return { status: 'not-ready', reasons: Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`) };
+      return {
+        status: 'not-ready',
+        reasons: Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`),
+      };
     }
   }
 

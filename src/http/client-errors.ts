@@ -16,18 +16,43 @@ import { stringifyJson } from '../json/json-codec.js';
  * `request_timeout`: nothing was wrong with what arrived, it did not arrive in time.
  */
 const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'payload_too_large', message: 'The request headers are too large (at most 16 KiB).' },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'payload_too_large', message: 'The chunk extensions of the request body are too large.' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', message: 'The request was not received completely in time.' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'payload_too_large',
+    message: 'The request headers are too large (at most 16 KiB).',
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    status: 413,
+    code: 'payload_too_large',
+    message: 'The chunk extensions of the request body are too large.',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'request_timeout',
+    message: 'The request was not received completely in time.',
+  },
 };
-const BAD_REQUEST = { status: 400, code: 'validation_failed' as ErrorCode, message: 'The request is not valid HTTP/1.1.' };
+const BAD_REQUEST = {
+  status: 400,
+  code: 'validation_failed' as ErrorCode,
+  message: 'The request is not valid HTTP/1.1.',
+};
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
+};
 
 export function answerClientErrors(server: Server): void {
   // An Expect header other than 100-continue: Node would answer a bare 417 itself.
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const body: ErrorBody = { code: 'invalid_parameter', message: 'Expect: only 100-continue is supported.', status: 417 };
+    const body: ErrorBody = {
+      code: 'invalid_parameter',
+      message: 'Expect: only 100-continue is supported.',
+      status: 417,
+    };
     res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
     res.end(stringifyJson(body));
   });

@@ -5,7 +5,11 @@ import { recordHeaders } from '../framework/index.js';
 import { API_HELMET_OPTIONS, DOCS_HELMET_OPTIONS, requestEdge } from './http-edge.js';
 
 /** The edge with nothing to report to: only its headers are looked at here. */
-const securityHeaders = () => requestEdge(() => {}, () => {});
+const securityHeaders = () =>
+  requestEdge(
+    () => {},
+    () => {},
+  );
 
 /** The response headers of GET `path` on an app with `middleware` first. */
 async function headersOf(middleware: express.RequestHandler, path: string): Promise<Record<string, string>> {
@@ -39,14 +43,17 @@ describe('securityHeaders', () => {
     ['the probes', '/healthz', API_HELMET_OPTIONS, {}],
     ['Swagger UI', '/docs', DOCS_HELMET_OPTIONS, {}],
     ['Swagger UI assets', '/docs/swagger-ui.css', DOCS_HELMET_OPTIONS, {}],
-  ])('gives %s exactly the headers helmet itself gives (and no-store under /v1)', async (_what, path, options, extra) => {
-    const fromHelmet = await headersOf(helmet(options), path);
-    const { 'x-request-id': requestId, ...ours } = await headersOf(securityHeaders(), path);
-    expect(ours).toEqual({ ...fromHelmet, ...extra });
-    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(ours['content-security-policy']).toBeDefined();
-    expect(ours['x-powered-by']).toBeUndefined();
-  });
+  ])(
+    'gives %s exactly the headers helmet itself gives (and no-store under /v1)',
+    async (_what, path, options, extra) => {
+      const fromHelmet = await headersOf(helmet(options), path);
+      const { 'x-request-id': requestId, ...ours } = await headersOf(securityHeaders(), path);
+      expect(ours).toEqual({ ...fromHelmet, ...extra });
+      expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(ours['content-security-policy']).toBeDefined();
+      expect(ours['x-powered-by']).toBeUndefined();
+    },
+  );
 
   it('keeps the policies apart: the API denies everything, the docs page may load its own assets', async () => {
     const api = await headersOf(securityHeaders(), '/v1/pets');
@@ -59,7 +66,14 @@ describe('securityHeaders', () => {
   it('gives a JSON API only the headers that apply to it', async () => {
     const api = await headersOf(securityHeaders(), '/v1/pets');
     expect(api['x-frame-options']).toBe('DENY');
-    for (const documentOnly of ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-download-options', 'x-xss-protection', 'x-permitted-cross-domain-policies']) {
+    for (const documentOnly of [
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-xss-protection',
+      'x-permitted-cross-domain-policies',
+    ]) {
       expect(api[documentOnly]).toBeUndefined();
     }
   });
@@ -70,7 +84,12 @@ describe('requestEdge', () => {
     const finished: { id?: string; status: number; ms: number }[] = [];
     let started = 0;
     const app = express();
-    app.use(requestEdge(() => (started += 1), (req, res, ms) => finished.push({ id: req.id, status: res.statusCode, ms })));
+    app.use(
+      requestEdge(
+        () => (started += 1),
+        (req, res, ms) => finished.push({ id: req.id, status: res.statusCode, ms }),
+      ),
+    );
     app.use((_req, res) => void res.status(418).end());
     const res = await request(app).get('/v1/pets').set('X-Request-Id', 'edge-1');
     expect(res.headers['x-request-id']).toBe('edge-1');

@@ -93,7 +93,10 @@ export function edgeHeaders(): EdgeHeaders {
 
 /** Whether `path` is `prefix` or below it, letters compared in any case. */
 function isUnder(path: string, prefix: string): boolean {
-  return (path.length === prefix.length || path[prefix.length] === '/') && path.slice(0, prefix.length).toLowerCase() === prefix;
+  return (
+    (path.length === prefix.length || path[prefix.length] === '/') &&
+    path.slice(0, prefix.length).toLowerCase() === prefix
+  );
 }
 
 /** Sets recorded headers on a response. */

@@ -74,7 +74,11 @@ export async function readJsonBody(req: Request): Promise<unknown> {
     return parseJson(text);
   } catch (err) {
     if (err instanceof JsonTooDeepError) {
-      throw new ApiError(400, 'validation_failed', `The request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`);
+      throw new ApiError(
+        400,
+        'validation_failed',
+        `The request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`,
+      );
     }
     if (err instanceof JsonSyntaxError) {
       throw new ApiError(400, 'malformed_json', `The request body is not valid JSON: ${err.message}.`);

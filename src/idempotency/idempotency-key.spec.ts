@@ -33,7 +33,11 @@ function rewrite(value: unknown, shuffle: (keys: string[]) => string[]): string 
 }
 
 /** Keys as the service takes them: 1 to 255 visible ASCII characters. */
-const validKey = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 255 });
+const validKey = fc.string({
+  unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  minLength: 1,
+  maxLength: 255,
+});
 
 /** The IETF draft's spelling of a key: an RFC 8941 sf-string, with \" and \\ escaped. */
 const quoted = (key: string): string => `"${key.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
@@ -170,7 +174,9 @@ describe('request fingerprint', () => {
   });
 
   it('keeps __proto__ and constructor keys as data', () => {
-    expect(canonicalBody(parseJson('{"__proto__":{"x":1},"constructor":2}'))).toBe('{"__proto__":{"x":1},"constructor":2}');
+    expect(canonicalBody(parseJson('{"__proto__":{"x":1},"constructor":2}'))).toBe(
+      '{"__proto__":{"x":1},"constructor":2}',
+    );
   });
 
   it('refuses a body nested deeper than any valid body with a 400', () => {

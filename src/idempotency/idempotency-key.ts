@@ -70,7 +70,8 @@ export function canonicalBody(body: unknown): string {
   try {
     return canonicalJson(body, MAX_JSON_DEPTH);
   } catch (err) {
-    if (err instanceof JsonTooDeepError) throw new ApiError(400, 'validation_failed', 'The request body is nested too deeply.');
+    if (err instanceof JsonTooDeepError)
+      throw new ApiError(400, 'validation_failed', 'The request body is nested too deeply.');
     throw err;
   }
 }

@@ -45,14 +45,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const principal = requestContext(req).admission?.principal;
     // Guards ran first: an operation with @Idempotent is never @Public.
     if (!principal) throw new Error('Idempotency-Key on a request without an authenticated API key');
-    const operation = this.reflector.get<string>(IDEMPOTENT_OPERATION, context.getHandler()) ?? `${req.method} ${req.path}`;
-    const call = new IdempotentCall({ apiKeyId: BigInt(principal.keyId), key, fingerprint: requestFingerprint(operation, req.body) }, this.idempotency);
-    req[CALL] = call;
-    return next.handle().pipe(
-      catchError((err: unknown) =>
-        err instanceof IdempotentReplay ? of(replay(res, err.response)) : from(call.failed(err)).pipe(mergeMap((e) => throwError(() => e))),
-      ),
+    const operation =
+      this.reflector.get<string>(IDEMPOTENT_OPERATION, context.getHandler()) ?? `${req.method} ${req.path}`;
+    const call = new IdempotentCall(
+      { apiKeyId: BigInt(principal.keyId), key, fingerprint: requestFingerprint(operation, req.body) },
+      this.idempotency,
     );
+    req[CALL] = call;
+    return next
+      .handle()
+      .pipe(
+        catchError((err: unknown) =>
+          err instanceof IdempotentReplay
+            ? of(replay(res, err.response))
+            : from(call.failed(err)).pipe(mergeMap((e) => throwError(() => e))),
+        ),
+      );
   }
 }
 

@@ -123,12 +123,21 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
 
   completedRecord(scope: IdempotencyScope, response: ResponseAroundId): CompletedRecord {
     const at = this.clock.now();
-    return { ...scope, ...response, claimToken: randomUUID(), at, expiresAt: new Date(at.getTime() + IDEMPOTENCY_TTL_MS) };
+    return {
+      ...scope,
+      ...response,
+      claimToken: randomUUID(),
+      at,
+      expiresAt: new Date(at.getTime() + IDEMPOTENCY_TTL_MS),
+    };
   }
 
   /** Whether the key holds a live record of a request with another body. */
   async reusedWithOtherBody({ apiKeyId, key, fingerprint }: IdempotencyScope): Promise<boolean> {
-    const row = await this.prisma.idempotencyKey.findUnique({ where: { apiKeyId_key: { apiKeyId, key } }, select: { fingerprint: true, expiresAt: true } });
+    const row = await this.prisma.idempotencyKey.findUnique({
+      where: { apiKeyId_key: { apiKeyId, key } },
+      select: { fingerprint: true, expiresAt: true },
+    });
     return row !== null && row.fingerprint !== fingerprint && row.expiresAt.getTime() > this.clock.now().getTime();
   }
 
@@ -151,7 +160,10 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
         responseLocation: null,
       };
       // ON CONFLICT DO NOTHING: count 1 means this request inserted the row, and owns the key.
-      const inserted = await this.prisma.idempotencyKey.createMany({ data: [{ apiKeyId, key, ...fresh }], skipDuplicates: true });
+      const inserted = await this.prisma.idempotencyKey.createMany({
+        data: [{ apiKeyId, key, ...fresh }],
+        skipDuplicates: true,
+      });
       if (inserted.count === 1) return this.claimed(scope, token);
 
       const row = await this.prisma.idempotencyKey.findUnique({ where });
@@ -169,7 +181,11 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
       if (row.state === 'completed') {
         return {
           kind: 'replay',
-          response: { status: row.responseStatus as number, body: row.responseBody as string, location: row.responseLocation },
+          response: {
+            status: row.responseStatus as number,
+            body: row.responseBody as string,
+            location: row.responseLocation,
+          },
         };
       }
       if (now.getTime() - row.claimedAt.getTime() < IN_FLIGHT_TIMEOUT_MS) throw inFlight();
@@ -205,7 +221,9 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   async release(claim: IdempotencyClaim): Promise<void> {
     const { apiKeyId, key } = claim.scope;
     try {
-      await this.prisma.idempotencyKey.deleteMany({ where: { apiKeyId, key, claimToken: claim.token, state: 'in_flight' } });
+      await this.prisma.idempotencyKey.deleteMany({
+        where: { apiKeyId, key, claimToken: claim.token, state: 'in_flight' },
+      });
     } catch (err) {
       // The claim expires by itself (IN_FLIGHT_TIMEOUT_MS); a retry before then gets a 409.
       this.logger.warn(`could not release an Idempotency-Key claim: ${(err as Error)?.message ?? err}`);
@@ -249,7 +267,9 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   private purgeInBackground(): Promise<unknown> {
     this.purging ??= this.purgeExpired()
       .then((n) => n > 0 && this.logger.log(`deleted ${n} expired Idempotency-Keys`))
-      .catch((err: unknown) => this.logger.warn(`could not delete expired Idempotency-Keys: ${(err as Error)?.message ?? err}`))
+      .catch((err: unknown) =>
+        this.logger.warn(`could not delete expired Idempotency-Keys: ${(err as Error)?.message ?? err}`),
+      )
       .finally(() => (this.purging = undefined));
     return this.purging;
   }

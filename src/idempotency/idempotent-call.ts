@@ -1,5 +1,12 @@
 import { ApiError } from '../errors/api-error.js';
-import type { CompletedRecord, IdempotencyClaim, IdempotencyScope, IdempotencyService, ResponseAroundId, StoredResponse } from './idempotency.service.js';
+import type {
+  CompletedRecord,
+  IdempotencyClaim,
+  IdempotencyScope,
+  IdempotencyService,
+  ResponseAroundId,
+  StoredResponse,
+} from './idempotency.service.js';
 
 /** Thrown by IdempotentCall.claim() when the key already holds this request's response. */
 export class IdempotentReplay {

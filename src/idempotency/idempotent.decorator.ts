@@ -35,9 +35,12 @@ export function Idempotent(operation: string): MethodDecorator {
     }),
     ApiResponse({
       status: 409,
-      description: 'A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`); retry after Retry-After.',
+      description:
+        'A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`); retry after Retry-After.',
       type: ErrorDto,
-      headers: { 'Retry-After': { description: 'Seconds to wait before retrying (1).', schema: { type: 'integer', minimum: 1 } } },
+      headers: {
+        'Retry-After': { description: 'Seconds to wait before retrying (1).', schema: { type: 'integer', minimum: 1 } },
+      },
     }),
     ApiErrorResponses(422),
   );

@@ -11,7 +11,20 @@ describe('int64 identifiers', () => {
   });
 
   it('refuses zero, negatives, overflow, leading zeros, signs, spaces and fractions', () => {
-    for (const text of ['0', '-1', '9223372036854775808', '99999999999999999999', '01', '+1', ' 1', '1 ', '1.0', '1e3', '', 'abc']) {
+    for (const text of [
+      '0',
+      '-1',
+      '9223372036854775808',
+      '99999999999999999999',
+      '01',
+      '+1',
+      ' 1',
+      '1 ',
+      '1.0',
+      '1e3',
+      '',
+      'abc',
+    ]) {
       expect(parsePositiveInt64(text)).toBeNull();
     }
   });
@@ -28,7 +41,20 @@ describe('int64 identifiers', () => {
   it('takes JSON values only as safe integer numbers or in-range bigints', () => {
     expect(toPositiveInt64(1)).toBe(1n);
     expect(toPositiveInt64(INT64_MAX)).toBe(INT64_MAX);
-    for (const v of [0, -1, 1.5, Number.MAX_SAFE_INTEGER + 1, '5', true, null, undefined, INT64_MAX + 1n, 0n, [1], { a: 1 }]) {
+    for (const v of [
+      0,
+      -1,
+      1.5,
+      Number.MAX_SAFE_INTEGER + 1,
+      '5',
+      true,
+      null,
+      undefined,
+      INT64_MAX + 1n,
+      0n,
+      [1],
+      { a: 1 },
+    ]) {
       expect(toPositiveInt64(v)).toBeNull();
     }
   });

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
-import { canonicalJson, InexactNumber, JsonSyntaxError, JsonTooDeepError, MAX_JSON_DEPTH, nestsDeeperThan, parseJson, stringifyJson } from './json-codec.js';
+import {
+  canonicalJson,
+  InexactNumber,
+  JsonSyntaxError,
+  JsonTooDeepError,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  parseJson,
+  stringifyJson,
+} from './json-codec.js';
 
 const INT64_MAX = 9223372036854775807n;
 const int64 = fc.bigInt({ min: -INT64_MAX - 1n, max: INT64_MAX });
@@ -149,7 +158,10 @@ const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
     fc.string({ unit: 'binary' }).map((s) => JSON.stringify(s)),
     fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
     fc
-      .uniqueArray(fc.tuple(fc.string({ unit: 'binary', maxLength: 6 }), tie('value')), { maxLength: 4, selector: ([k]) => k })
+      .uniqueArray(fc.tuple(fc.string({ unit: 'binary', maxLength: 6 }), tie('value')), {
+        maxLength: 4,
+        selector: ([k]) => k,
+      })
       .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`),
   ),
 })).value;
@@ -164,7 +176,9 @@ describe('canonical JSON (request fingerprints)', () => {
       { numRuns: 1000 },
     );
     const body = parseJson('{"z":1,"a":{"y":[9223372036854775807,1e400,"\u2028\ud800"],"__proto__":2},"":null}');
-    expect(canonicalJson(body, 32)).toBe('{"":null,"a":{"__proto__":2,"y":[9223372036854775807,1e400,"\u2028\\ud800"]},"z":1}');
+    expect(canonicalJson(body, 32)).toBe(
+      '{"":null,"a":{"__proto__":2,"y":[9223372036854775807,1e400,"\u2028\\ud800"]},"z":1}',
+    );
   });
 
   it('refuses a value nested deeper than its limit, and only then', () => {
@@ -188,7 +202,9 @@ describe('canonical JSON (request fingerprints)', () => {
 
 describe('nesting bound', () => {
   const depthOf = (v: unknown): number =>
-    typeof v === 'object' && v !== null ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depthOf)) : 0;
+    typeof v === 'object' && v !== null
+      ? 1 + Math.max(0, ...Object.values(v as Record<string, unknown>).map(depthOf))
+      : 0;
 
   it('measures the nesting of any JSON text as its value has it, strings and escapes included', () => {
     fc.assert(
@@ -201,8 +217,12 @@ describe('nesting bound', () => {
   });
 
   it('refuses text nested deeper than the bound before parsing it, and parses what is within', () => {
-    expect(() => parseJson(`{"name":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`)).toThrow(JsonTooDeepError);
-    expect(parseJson(`{"name":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`)).toEqual({ name: expect.any(Array) });
+    expect(() => parseJson(`{"name":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`)).toThrow(
+      JsonTooDeepError,
+    );
+    expect(parseJson(`{"name":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`)).toEqual({
+      name: expect.any(Array),
+    });
     // Far beyond the stack's reach, unclosed or not: refused without recursion.
     expect(() => parseJson('['.repeat(200_000))).toThrow(JsonTooDeepError);
   });

@@ -212,7 +212,10 @@ function writeValue(value: unknown, sorted: boolean, depth: number, maxDepth: nu
       if (value instanceof InexactNumber) return value.text;
       if (!sorted) {
         const proto: unknown = Object.getPrototypeOf(value);
-        if ((proto !== Object.prototype && proto !== null) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+        if (
+          (proto !== Object.prototype && proto !== null) ||
+          typeof (value as { toJSON?: unknown }).toJSON === 'function'
+        ) {
           return stringify(value);
         }
       }

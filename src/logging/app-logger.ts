@@ -1,10 +1,25 @@
 import type { LoggerService } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { register as registerOnExit } from 'on-exit-leak-free';
-import { destination as pinoDestination, DestinationStream, Level, LevelWithSilent, levels, Logger, pino, stdTimeFunctions } from 'pino';
+import {
+  destination as pinoDestination,
+  DestinationStream,
+  Level,
+  LevelWithSilent,
+  levels,
+  Logger,
+  pino,
+  stdTimeFunctions,
+} from 'pino';
 
 /** Anything that could carry a secret, should it ever reach a log object. */
-const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie', 'authorization'];
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'authorization',
+];
 
 /** Probes and scrapes: logged at debug when they succeed, so they do not drown the access log. */
 const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -83,7 +98,10 @@ export class AppLogger {
     if (levels.values[level] < this.threshold) return;
     const msg = record.status === undefined ? 'request aborted' : 'request completed';
     if (!this.json) {
-      this.pino[level]({ ...record, url: bounded(record.url), ip: record.ip === undefined ? undefined : bounded(record.ip) }, msg);
+      this.pino[level](
+        { ...record, url: bounded(record.url), ip: record.ip === undefined ? undefined : bounded(record.ip) },
+        msg,
+      );
       return;
     }
     let line =
@@ -100,7 +118,13 @@ export class AppLogger {
   }
 
   /** An error or warning about one request, carrying its id (the client's X-Request-Id). */
-  request(requestId: string | undefined, level: 'warn' | 'error', context: string, message: string, err?: unknown): void {
+  request(
+    requestId: string | undefined,
+    level: 'warn' | 'error',
+    context: string,
+    message: string,
+    err?: unknown,
+  ): void {
     this.pino[level]({ requestId, context, ...(err === undefined ? {} : { err }) }, message);
   }
 

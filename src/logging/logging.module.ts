@@ -7,7 +7,10 @@ import { AppLogger, prettyStream, stdoutStream } from './app-logger.js';
 export async function createAppLogger(config: LoggingConfig, destination?: DestinationStream): Promise<AppLogger> {
   const wantsPretty = config.nodeEnv === 'development' && !destination;
   const pretty = wantsPretty ? await prettyStream() : undefined;
-  return new AppLogger({ level: config.logLevel, pretty: pretty !== undefined }, destination ?? pretty ?? stdoutStream());
+  return new AppLogger(
+    { level: config.logLevel, pretty: pretty !== undefined },
+    destination ?? pretty ?? stdoutStream(),
+  );
 }
 
 /**
@@ -17,7 +20,13 @@ export async function createAppLogger(config: LoggingConfig, destination?: Desti
  */
 @Global()
 @Module({
-  providers: [{ provide: AppLogger, inject: [loggingConfig.token], useFactory: (config: LoggingConfig) => createAppLogger(config) }],
+  providers: [
+    {
+      provide: AppLogger,
+      inject: [loggingConfig.token],
+      useFactory: (config: LoggingConfig) => createAppLogger(config),
+    },
+  ],
   exports: [AppLogger],
 })
 export class LoggingModule {}

@@ -27,7 +27,15 @@ function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
 /** An Express app with the production edge and access log, answering `status` for every path. */
 async function appLogging(level: string) {
   const { stream, lines } = capture();
-  const logger = await createAppLogger(loadConfig({ NODE_ENV: 'production', LOG_LEVEL: level, METRICS_PORT: '9464', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) }).logging, stream);
+  const logger = await createAppLogger(
+    loadConfig({
+      NODE_ENV: 'production',
+      LOG_LEVEL: level,
+      METRICS_PORT: '9464',
+      API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),
+    }).logging,
+    stream,
+  );
   const app = express();
   app.use(
     requestEdge(
@@ -61,9 +69,25 @@ async function appLogging(level: string) {
 describe('access log', () => {
   it('writes one JSON line per request, as pino does, with the request id and never the Authorization header', async () => {
     const { app, lines, finished } = await appLogging('info');
-    await request(app).get('/v1/pets?limit=5').set('X-Request-Id', 'unit-1').set('Authorization', 'Bearer sk_live_secret');
+    await request(app)
+      .get('/v1/pets?limit=5')
+      .set('X-Request-Id', 'unit-1')
+      .set('Authorization', 'Bearer sk_live_secret');
     const line = await finished('unit-1');
-    expect(Object.keys(line)).toEqual(['level', 'time', 'pid', 'hostname', 'requestId', 'method', 'route', 'url', 'status', 'durationMs', 'ip', 'msg']);
+    expect(Object.keys(line)).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'requestId',
+      'method',
+      'route',
+      'url',
+      'status',
+      'durationMs',
+      'ip',
+      'msg',
+    ]);
     expect(line).toEqual({
       level: 'info',
       time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -152,7 +176,12 @@ describe("Nest's logger over pino", () => {
     nest.debug?.('hidden', 'Main');
     expect(lines).toEqual([
       expect.objectContaining({ level: 'info', context: 'Main', msg: 'started' }),
-      expect.objectContaining({ level: 'error', context: 'Main', msg: 'failed', err: expect.objectContaining({ stack: 'Error: x\n    at y' }) }),
+      expect.objectContaining({
+        level: 'error',
+        context: 'Main',
+        msg: 'failed',
+        err: expect.objectContaining({ stack: 'Error: x\n    at y' }),
+      }),
     ]);
   });
 });
@@ -212,7 +241,10 @@ describe('BatchedDestination', () => {
   it("passes pino's flush(callback) on once the gathered lines are handed over", () => {
     const t = target();
     const order: string[] = [];
-    const withFlush = { ...t.stream, flush: (cb: () => void) => (order.push(`target flush after ${t.writes.length} write(s)`), cb()) };
+    const withFlush = {
+      ...t.stream,
+      flush: (cb: () => void) => (order.push(`target flush after ${t.writes.length} write(s)`), cb()),
+    };
     const dest = new BatchedDestination(withFlush, 1 << 20, 60_000);
     dest.write('pending\n');
     dest.flush(() => order.push('done'));
@@ -226,27 +258,34 @@ describe('BatchedDestination', () => {
 
   it('loses, reorders and splits no line, and hands over no batch smaller than maxBytes but the last', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 40 }).map((s) => `${s}\n`), { maxLength: 60 }), fc.integer({ min: 1, max: 200 }), (lines, maxBytes) => {
-        const t = target();
-        const dest = new BatchedDestination(t.stream, maxBytes, 60_000);
-        const boundaries = new Set<number>([0]);
-        let written = 0;
-        for (const line of lines) {
-          dest.write(line);
-          written += line.length;
-          boundaries.add(written);
-        }
-        const handedBeforeFlush = t.writes.length;
-        expect(written - t.writes.join('').length).toBeLessThan(maxBytes); // a full batch is never held back
-        dest.flush();
-        expect(t.writes.join('')).toBe(lines.join(''));
-        let at = 0;
-        t.writes.forEach((batch, i) => {
-          at += batch.length;
-          expect(boundaries.has(at)).toBe(true); // batches end where lines end
-          if (i < handedBeforeFlush) expect(batch.length).toBeGreaterThanOrEqual(maxBytes);
-        });
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ maxLength: 40 }).map((s) => `${s}\n`),
+          { maxLength: 60 },
+        ),
+        fc.integer({ min: 1, max: 200 }),
+        (lines, maxBytes) => {
+          const t = target();
+          const dest = new BatchedDestination(t.stream, maxBytes, 60_000);
+          const boundaries = new Set<number>([0]);
+          let written = 0;
+          for (const line of lines) {
+            dest.write(line);
+            written += line.length;
+            boundaries.add(written);
+          }
+          const handedBeforeFlush = t.writes.length;
+          expect(written - t.writes.join('').length).toBeLessThan(maxBytes); // a full batch is never held back
+          dest.flush();
+          expect(t.writes.join('')).toBe(lines.join(''));
+          let at = 0;
+          t.writes.forEach((batch, i) => {
+            at += batch.length;
+            expect(boundaries.has(at)).toBe(true); // batches end where lines end
+            if (i < handedBeforeFlush) expect(batch.length).toBeGreaterThanOrEqual(maxBytes);
+          });
+        },
+      ),
     );
   });
 });

@@ -22,7 +22,11 @@ export class MetricsModule {
         MetricsService,
         MetricsTokenGuard,
         MetricsServer,
-        { provide: AuthObserver, inject: [MetricsService], useFactory: (metrics: MetricsService) => new AuthMetrics(metrics) },
+        {
+          provide: AuthObserver,
+          inject: [MetricsService],
+          useFactory: (metrics: MetricsService) => new AuthMetrics(metrics),
+        },
       ],
       exports: [MetricsService, AuthObserver],
     };

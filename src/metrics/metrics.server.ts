@@ -68,7 +68,8 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       res.writeHead(200, { 'Content-Type': this.metrics.contentType, 'Cache-Control': 'no-store' });
       res.end(req.method === 'HEAD' ? undefined : text);
     } catch (err) {
-      const error = err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'The metrics could not be rendered.');
+      const error =
+        err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'The metrics could not be rendered.');
       if (!(err instanceof ApiError)) this.logger.error(err);
       const body: ErrorBody = error.toBody();
       res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', ...error.headers });

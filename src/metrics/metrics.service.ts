@@ -144,7 +144,11 @@ export class MetricsService {
     const labels = `${req.method} ${routeTemplate(req)} ${status}`;
     let series = this.durationSeries.get(labels);
     if (series === undefined) {
-      series = this.requestDuration.labels({ method: req.method, route: routeTemplate(req), status_code: String(status) });
+      series = this.requestDuration.labels({
+        method: req.method,
+        route: routeTemplate(req),
+        status_code: String(status),
+      });
       // Methods, route templates and statuses are each a small set (Node's parser accepts only
       // known methods), so this stays small; the bound is a guard, not a limit expected to bite.
       if (this.durationSeries.size < MAX_CACHED_SERIES) this.durationSeries.set(labels, series);

@@ -78,7 +78,8 @@ function unwrapSingleRefAllOf(schema: unknown): void {
     const allOf = property.allOf as unknown[] | undefined;
     if (!Array.isArray(allOf) || allOf.length !== 1) continue;
     const { allOf: _single, ...siblings } = property;
-    properties[name] = Object.keys(siblings).length === 0 ? (allOf[0] as Record<string, unknown>) : { allOf: [allOf[0], siblings] };
+    properties[name] =
+      Object.keys(siblings).length === 0 ? (allOf[0] as Record<string, unknown>) : { allOf: [allOf[0], siblings] };
   }
 }
 
@@ -92,8 +93,6 @@ export function mountOpenApi(app: INestApplication, config: PublicUrlsConfig): O
   const text = stringifyJson(doc);
   const forUi = JSON.parse(text) as OpenAPIObject;
   SwaggerModule.setup('docs', app, forUi, { raw: false });
-  app
-    .getHttpAdapter()
-    .get('/openapi.json', (_req: Request, res: Response) => res.type('application/json').send(text));
+  app.getHttpAdapter().get('/openapi.json', (_req: Request, res: Response) => res.type('application/json').send(text));
   return doc;
 }

@@ -10,7 +10,11 @@ const BASE = 'https://api.example.com/v1';
 describe('listPets paging', () => {
   it('reads the limit (20 by default), the filter and the cursor of a query', () => {
     expect(pageRequest({})).toEqual({ limit: 20, status: undefined, after: undefined });
-    expect(pageRequest({ limit: '7', status: 'sold', cursor: encodeCursor(41n) })).toEqual({ limit: 7, status: 'sold', after: 41n });
+    expect(pageRequest({ limit: '7', status: 'sold', cursor: encodeCursor(41n) })).toEqual({
+      limit: 7,
+      status: 'sold',
+      after: 41n,
+    });
   });
 
   it('refuses a cursor this service did not issue as invalid_parameter on the cursor field', () => {
@@ -35,7 +39,9 @@ describe('listPets paging', () => {
   });
 
   it('links the next page with the same limit and filter, in that order, and a cursor after the last id', () => {
-    expect(nextPageLink(BASE, { limit: 20 }, 20)).toBe(`<${BASE}/pets?limit=20&cursor=${encodeCursor(20)}>; rel="next"`);
+    expect(nextPageLink(BASE, { limit: 20 }, 20)).toBe(
+      `<${BASE}/pets?limit=20&cursor=${encodeCursor(20)}>; rel="next"`,
+    );
     expect(nextPageLink(BASE, { limit: 3, status: 'pending', after: 9n }, 12n)).toBe(
       `<${BASE}/pets?limit=3&status=pending&cursor=${encodeCursor(12n)}>; rel="next"`,
     );

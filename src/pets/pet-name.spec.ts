@@ -17,7 +17,9 @@ const visibleLetter = fc.integer({ min: 0x61, max: 0x7a }).map((c) => String.fro
 
 /** Every code point of a general category, as a JavaScript regex sees it. */
 const ofCategory = (re: RegExp) =>
-  fc.integer({ min: 0, max: 0x10ffff }).filter((cp) => (cp < 0xd800 || cp > 0xdfff) && re.test(String.fromCodePoint(cp)));
+  fc
+    .integer({ min: 0, max: 0x10ffff })
+    .filter((cp) => (cp < 0xd800 || cp > 0xdfff) && re.test(String.fromCodePoint(cp)));
 
 describe('pet names', () => {
   it('counts length in code points, as PostgreSQL counts varchar characters (UTF-8 code points)', () => {
@@ -30,11 +32,15 @@ describe('pet names', () => {
 
   it('accepts a visible name up to 255 code points and refuses one longer, whatever the code points', () => {
     fc.assert(
-      fc.property(visibleLetter, wellFormed.filter((s) => nameProblem(`a${s}`) !== 'forbidden'), (first, rest) => {
-        const name = first + rest;
-        const length = Array.from(name).length;
-        expect(nameProblem(name) === 'length').toBe(length > NAME_MAX_CODE_POINTS);
-      }),
+      fc.property(
+        visibleLetter,
+        wellFormed.filter((s) => nameProblem(`a${s}`) !== 'forbidden'),
+        (first, rest) => {
+          const name = first + rest;
+          const length = Array.from(name).length;
+          expect(nameProblem(name) === 'length').toBe(length > NAME_MAX_CODE_POINTS);
+        },
+      ),
     );
     expect(nameProblem('a\uFE0F'.repeat(200))).toBe('length');
     expect(nameProblem('a'.repeat(254) + '\uFE0F'.repeat(2))).toBe('length');
@@ -44,16 +50,25 @@ describe('pet names', () => {
   });
 
   it('refuses every control character (\\p{Cc}) and every unpaired surrogate, anywhere in a name', () => {
-    const control = fc.oneof(fc.integer({ min: 0, max: 0x1f }), fc.integer({ min: 0x7f, max: 0x9f })).map((c) => String.fromCharCode(c));
+    const control = fc
+      .oneof(fc.integer({ min: 0, max: 0x1f }), fc.integer({ min: 0x7f, max: 0x9f }))
+      .map((c) => String.fromCharCode(c));
     const lone = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
     fc.assert(
-      fc.property(fc.oneof(control, lone), fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 }), (bad, before, after) => {
-        // A lone surrogate next to another may pair with it: only unpaired ones are refused.
-        const name = `R${before.replace(/[\ud800-\udfff]/g, '')}${bad}${after.replace(/[\ud800-\udfff]/g, '')}x`;
-        expect(nameProblem(name)).toBe(name.length > NAME_MAX_CODE_POINTS ? 'length' : 'forbidden');
-      }),
+      fc.property(
+        fc.oneof(control, lone),
+        fc.string({ maxLength: 20 }),
+        fc.string({ maxLength: 20 }),
+        (bad, before, after) => {
+          // A lone surrogate next to another may pair with it: only unpaired ones are refused.
+          const name = `R${before.replace(/[\ud800-\udfff]/g, '')}${bad}${after.replace(/[\ud800-\udfff]/g, '')}x`;
+          expect(nameProblem(name)).toBe(name.length > NAME_MAX_CODE_POINTS ? 'length' : 'forbidden');
+        },
+      ),
     );
-    fc.assert(fc.property(ofCategory(/\p{Cc}/u), (cp) => expect(nameProblem(`a${String.fromCodePoint(cp)}`)).toBe('forbidden')));
+    fc.assert(
+      fc.property(ofCategory(/\p{Cc}/u), (cp) => expect(nameProblem(`a${String.fromCodePoint(cp)}`)).toBe('forbidden')),
+    );
   });
 
   it('refuses line separators and the bidirectional embedding, override and isolate controls', () => {
@@ -67,15 +82,21 @@ describe('pet names', () => {
       ofCategory(/\p{White_Space}/u).filter((cp) => !/[\p{Cc}\u2028\u2029]/u.test(String.fromCodePoint(cp))),
       ofCategory(/\p{M}/u),
       ofCategory(/\p{Cf}/u).filter((cp) => !/[\u202a-\u202e\u2066-\u2069]/u.test(String.fromCodePoint(cp))),
-      ofCategory(/\p{Default_Ignorable_Code_Point}/u).filter((cp) => !/[\p{Cc}\u202a-\u202e\u2066-\u2069]/u.test(String.fromCodePoint(cp))),
+      ofCategory(/\p{Default_Ignorable_Code_Point}/u).filter(
+        (cp) => !/[\p{Cc}\u202a-\u202e\u2066-\u2069]/u.test(String.fromCodePoint(cp)),
+      ),
     );
     fc.assert(
-      fc.property(fc.array(invisible, { minLength: 1, maxLength: 20 }), fc.integer({ min: 0x4e00, max: 0x9fff }), (cps, letter) => {
-        const blank = String.fromCodePoint(...cps);
-        expect(nameProblem(blank)).toBe('blank');
-        // One visible character among them makes a name.
-        expect(nameProblem(blank + String.fromCodePoint(letter))).toBeUndefined();
-      }),
+      fc.property(
+        fc.array(invisible, { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 0x4e00, max: 0x9fff }),
+        (cps, letter) => {
+          const blank = String.fromCodePoint(...cps);
+          expect(nameProblem(blank)).toBe('blank');
+          // One visible character among them makes a name.
+          expect(nameProblem(blank + String.fromCodePoint(letter))).toBeUndefined();
+        },
+      ),
     );
   });
 });

@@ -33,12 +33,18 @@ export class PetsController {
   ) {}
 
   @Get()
-  @ApiOperation({ operationId: 'listPets', summary: 'List animals', description: 'Ordered by id. When more animals follow, the `Link` header carries the next page (rel="next").' })
+  @ApiOperation({
+    operationId: 'listPets',
+    summary: 'List animals',
+    description: 'Ordered by id. When more animals follow, the `Link` header carries the next page (rel="next").',
+  })
   @ApiResponse({
     status: 200,
     description: 'A page of animals, a bare array.',
     schema: { $ref: '#/components/schemas/Pets' },
-    headers: { Link: { description: 'RFC 8288 link to the next page, when there is one.', schema: { type: 'string' } } },
+    headers: {
+      Link: { description: 'RFC 8288 link to the next page, when there is one.', schema: { type: 'string' } },
+    },
   })
   @ApiErrorResponses(400)
   async list(@Query() query: ListPetsQueryDto, @Res({ passthrough: true }) res: Response): Promise<Pet[]> {
@@ -64,7 +70,8 @@ export class PetsController {
     headers: {
       Location: { description: 'URL of the new animal.', schema: { type: 'string' } },
       [IDEMPOTENT_REPLAYED_HEADER]: {
-        description: 'Present, `true`, when this is the replayed response of an earlier request with the same Idempotency-Key.',
+        description:
+          'Present, `true`, when this is the replayed response of an earlier request with the same Idempotency-Key.',
         schema: { type: 'string', enum: ['true'] },
       },
     },
@@ -97,7 +104,9 @@ export class PetsController {
     const created = await this.pets.insertWithRecord(pet, record);
     if (created) return created;
     const claim = await idempotency.claim();
-    return await this.pets.insertAlongside(pet, (tx, stored) => claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }));
+    return await this.pets.insertAlongside(pet, (tx, stored) =>
+      claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }),
+    );
   }
 
   private locationOf(id: Pet['id'] | ''): string {
@@ -124,7 +133,10 @@ export class PetsController {
   })
   @ApiResponse({ status: 200, description: 'The animal.', type: PetDto })
   @ApiErrorResponses(400, 404, 410)
-  async findOne(@Param('petId', ParsePetIdPipe) petId: bigint, @Query(NoQueryParametersPipe) _query: void): Promise<Pet> {
+  async findOne(
+    @Param('petId', ParsePetIdPipe) petId: bigint,
+    @Query(NoQueryParametersPipe) _query: void,
+  ): Promise<Pet> {
     const pet = await this.pets.findOne(petId);
     if (!pet) throw new ApiError(404, 'not_found', `No animal has id ${petId}.`);
     return pet;

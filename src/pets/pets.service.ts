@@ -115,8 +115,10 @@ export class PetsService {
   async list({ limit, status, after }: PageRequest): Promise<PetPage> {
     const take = limit + 1;
     const db = this.prisma.database;
-    const page = status === undefined ? { first: PET_STATEMENTS.list, after: PET_STATEMENTS.listAfter } : BY_STATUS[status];
-    const rows = after === undefined ? await db.query<Pet>(page.first, [take]) : await db.query<Pet>(page.after, [after, take]);
+    const page =
+      status === undefined ? { first: PET_STATEMENTS.list, after: PET_STATEMENTS.listAfter } : BY_STATUS[status];
+    const rows =
+      after === undefined ? await db.query<Pet>(page.first, [take]) : await db.query<Pet>(page.after, [after, take]);
     const more = rows.length > limit;
     const pets = more ? rows.slice(0, limit) : rows;
     return { pets, nextAfter: more ? pets[pets.length - 1].id : null };
@@ -132,7 +134,10 @@ export class PetsService {
    * Stores an animal in a transaction of its own, and runs `alongside` in it once the row exists
    * (the completion of an Idempotency-Key claim): both commit, or neither does.
    */
-  async insertAlongside(pet: NewPet, alongside: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>): Promise<Pet> {
+  async insertAlongside(
+    pet: NewPet,
+    alongside: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>,
+  ): Promise<Pet> {
     return await this.prisma.$transaction(async (tx) => {
       const [created] = await tx.$queryRawUnsafe<Pet[]>(PET_SQL.insert, ...this.insertParams(pet));
       await alongside(tx, created);

@@ -42,18 +42,18 @@ describe('MemoryRateLimitStore', () => {
 
   it('counts subjects separately', async () => {
     for (let i = 0; i < 60; i++) store.consume(req(T, FREE, 'key:1'));
-    expect((store.consume(req(T, FREE, 'key:1'))).outcome).toBe('limited');
-    expect((store.consume(req(T, FREE, 'key:2'))).outcome).toBe('allowed');
-    expect((store.consume(req(T, FREE, 'ip:127.0.0.1'))).outcome).toBe('allowed');
+    expect(store.consume(req(T, FREE, 'key:1')).outcome).toBe('limited');
+    expect(store.consume(req(T, FREE, 'key:2')).outcome).toBe('allowed');
+    expect(store.consume(req(T, FREE, 'ip:127.0.0.1')).outcome).toBe('allowed');
   });
 
   it('bans after more than the threshold of refusals in one limited period, until the ban ends', async () => {
     for (let i = 0; i < 60; i++) store.consume(req(T));
-    for (let i = 0; i < 20; i++) expect((store.consume(req(T))).outcome).toBe('limited');
+    for (let i = 0; i < 20; i++) expect(store.consume(req(T)).outcome).toBe('limited');
     const banned = store.consume(req(T + 1));
     expect(banned).toEqual(expect.objectContaining({ outcome: 'banned', bannedUntilMs: T + 1 + 900_000 }));
     // The ban outlasts the minute window; requests during it are not counted.
-    expect((store.consume(req(T + 600_000))).outcome).toBe('banned');
+    expect(store.consume(req(T + 600_000)).outcome).toBe('banned');
     const after = store.consume(req(T + 1 + 900_000));
     expect(after.outcome).toBe('allowed');
     expect(after.windows.map((w) => w.count)).toEqual([1, 61]);
@@ -64,8 +64,8 @@ describe('MemoryRateLimitStore', () => {
     for (let i = 0; i < 20; i++) store.consume(req(T));
     const nextMinute = Date.parse('2026-11-22T12:01:00Z');
     for (let i = 0; i < 60; i++) store.consume(req(nextMinute));
-    for (let i = 0; i < 20; i++) expect((store.consume(req(nextMinute))).outcome).toBe('limited');
-    expect((store.consume(req(nextMinute))).outcome).toBe('banned');
+    for (let i = 0; i < 20; i++) expect(store.consume(req(nextMinute)).outcome).toBe('limited');
+    expect(store.consume(req(nextMinute)).outcome).toBe('banned');
   });
 
   it('keeps no timer per hit and holds at most maxSubjects subjects', async () => {
@@ -87,8 +87,8 @@ describe('MemoryRateLimitStore', () => {
     expect(small.size).toBe(Math.floor((64 * 1024) / (ENTRY_BYTES + 2 * counterName(`ip:${'x'.repeat(100)}`).length)));
     // The same long subject is one subject: its counts add up.
     const long = `ip:${'y'.repeat(100)}`;
-    for (let i = 0; i < 60; i++) expect((small.consume(req(T, FREE, long))).outcome).toBe('allowed');
-    expect((small.consume(req(T, FREE, long))).outcome).toBe('limited');
+    for (let i = 0; i < 60; i++) expect(small.consume(req(T, FREE, long)).outcome).toBe('allowed');
+    expect(small.consume(req(T, FREE, long)).outcome).toBe('limited');
   });
 
   it('never allows more than a limit in any window, and refuses only when a window is full (property)', () => {
@@ -144,7 +144,7 @@ describe('counterName', () => {
     );
   });
 
-  it('keeps keys\' counters and bans, and addresses\' bans, through a flood of fresh addresses five times its cap', () => {
+  it("keeps keys' counters and bans, and addresses' bans, through a flood of fresh addresses five times its cap", () => {
     const small = new MemoryRateLimitStore(new SystemClock(), 100);
     const ban = (subject: string) => {
       for (let i = 0; i < 60 + 21; i++) small.consume(req(T, FREE, subject));
@@ -155,8 +155,14 @@ describe('counterName', () => {
     for (let i = 0; i < 5; i++) small.consume(req(T, FREE, 'key:10'));
     for (let i = 0; i < 500; i++) small.consume(req(T, FREE, `ip:10.0.${i >> 8}.${i & 255}`));
     expect(small.size).toBeLessThanOrEqual(200);
-    expect(small.consume(req(T + 1000, FREE, 'key:9'))).toMatchObject({ outcome: 'banned', bannedUntilMs: T + 900_000 });
-    expect(small.consume(req(T + 1000, FREE, 'ip:198.51.100.9'))).toMatchObject({ outcome: 'banned', bannedUntilMs: T + 900_000 });
+    expect(small.consume(req(T + 1000, FREE, 'key:9'))).toMatchObject({
+      outcome: 'banned',
+      bannedUntilMs: T + 900_000,
+    });
+    expect(small.consume(req(T + 1000, FREE, 'ip:198.51.100.9'))).toMatchObject({
+      outcome: 'banned',
+      bannedUntilMs: T + 900_000,
+    });
     expect(small.consume(req(T + 1000, FREE, 'key:10')).windows.map((w) => w.count)).toEqual([6, 6]);
   });
 });

@@ -20,7 +20,12 @@ describe('rate-limit configuration', () => {
       REDIS_COMMAND_TIMEOUT_MS: '100',
       REDIS_CONNECT_TIMEOUT_MS: '250',
     });
-    expect([c.rateLimitBanThreshold, c.rateLimitBanSeconds, c.rateLimitPrefix, c.rateLimitMemoryMaxKeys]).toEqual([5, 60, 'staging:rl:', 1000]);
+    expect([c.rateLimitBanThreshold, c.rateLimitBanSeconds, c.rateLimitPrefix, c.rateLimitMemoryMaxKeys]).toEqual([
+      5,
+      60,
+      'staging:rl:',
+      1000,
+    ]);
     expect([redis.redisCommandTimeoutMs, redis.redisConnectTimeoutMs]).toEqual([100, 250]);
     expect(loadConfig({ RATE_LIMIT_PREFIX: '' }).rateLimit.rateLimitPrefix).toBe('');
   });

@@ -30,7 +30,13 @@ export function createRateLimitStore(
 
 /** The counters: Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS), else process memory. */
 @Module({
-  providers: [{ provide: RateLimitStore, inject: [rateLimitConfig.token, redisConfig.token, Clock, MetricsService], useFactory: createRateLimitStore }],
+  providers: [
+    {
+      provide: RateLimitStore,
+      inject: [rateLimitConfig.token, redisConfig.token, Clock, MetricsService],
+      useFactory: createRateLimitStore,
+    },
+  ],
   exports: [RateLimitStore],
 })
 export class RateLimitStoreModule {}

@@ -34,7 +34,8 @@ export const RATE_LIMIT_HEADER_DOCS: Record<string, HeaderObject> = {
 };
 
 export const RETRY_AFTER_DOC: HeaderObject = {
-  description: 'Whole seconds to wait before retrying (at least 1): until the exhausted window resets, or the ban ends.',
+  description:
+    'Whole seconds to wait before retrying (at least 1): until the exhausted window resets, or the ban ends.',
   schema: { type: 'integer', minimum: 1 },
 };
 
@@ -45,14 +46,15 @@ export const RETRY_AFTER_DOC: HeaderObject = {
 export function documentRateLimitHeaders(doc: OpenAPIObject): void {
   doc.components ??= {};
   const components = doc.components as { headers?: Record<string, HeaderObject> };
-  components.headers = { ...components.headers, ...RATE_LIMIT_HEADER_DOCS, 'RateLimitRetryAfter': RETRY_AFTER_DOC };
+  components.headers = { ...components.headers, ...RATE_LIMIT_HEADER_DOCS, RateLimitRetryAfter: RETRY_AFTER_DOC };
   for (const [path, item] of Object.entries(doc.paths)) {
     if (path !== '/v1' && !path.startsWith('/v1/')) continue;
     for (const operation of Object.values(item as Record<string, { responses?: Record<string, Response> }>)) {
       if (typeof operation !== 'object' || !operation?.responses) continue;
       for (const [status, response] of Object.entries(operation.responses)) {
         const headers = { ...response.headers };
-        for (const name of Object.keys(RATE_LIMIT_HEADER_DOCS)) headers[name] = { $ref: `#/components/headers/${name}` };
+        for (const name of Object.keys(RATE_LIMIT_HEADER_DOCS))
+          headers[name] = { $ref: `#/components/headers/${name}` };
         if (status === '429') headers['Retry-After'] = { $ref: '#/components/headers/RateLimitRetryAfter' };
         response.headers = headers;
       }

@@ -14,7 +14,9 @@ export const MAX_SUBJECT_LENGTH = 64;
  * text reaches the subject.
  */
 export function counterName(subject: string): string {
-  return subject.length <= MAX_SUBJECT_LENGTH ? subject : `sha256:${createHash('sha256').update(subject).digest('base64url')}`;
+  return subject.length <= MAX_SUBJECT_LENGTH
+    ? subject
+    : `sha256:${createHash('sha256').update(subject).digest('base64url')}`;
 }
 
 /**
@@ -34,7 +36,13 @@ export abstract class RateLimitStore implements ThrottlerStorage {
   abstract consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult>;
 
   /** One fixed window of `ttl` ms; a blocked key stays blocked until its window resets. */
-  async increment(key: string, ttl: number, limit: number, _blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     const nowMs = this.clock.now().getTime();
     const result = await this.consume({
       subject: `throttler:${key}`,
@@ -46,6 +54,11 @@ export abstract class RateLimitStore implements ThrottlerStorage {
     const w = result.windows[0];
     const isBlocked = result.outcome !== 'allowed';
     const seconds = Math.max(1, Math.ceil((w.resetMs - nowMs) / 1000));
-    return { totalHits: isBlocked ? w.count + 1 : w.count, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
+    return {
+      totalHits: isBlocked ? w.count + 1 : w.count,
+      timeToExpire: seconds,
+      isBlocked,
+      timeToBlockExpire: isBlocked ? seconds : 0,
+    };
   }
 }

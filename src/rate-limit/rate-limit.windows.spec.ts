@@ -83,7 +83,10 @@ describe('the window the headers describe', () => {
 
 describe('headers and Retry-After', () => {
   it('give limit, remaining and the reset as epoch seconds', () => {
-    const result: ConsumeResult = { outcome: 'allowed', windows: [state('minute', MINUTE, 60, 1), state('day', DAY, 1000, 1)] };
+    const result: ConsumeResult = {
+      outcome: 'allowed',
+      windows: [state('minute', MINUTE, 60, 1), state('day', DAY, 1000, 1)],
+    };
     expect(rateLimitHeaders(result, T)).toEqual({
       'X-RateLimit-Limit': '60',
       'X-RateLimit-Remaining': '59',
@@ -94,11 +97,17 @@ describe('headers and Retry-After', () => {
   });
 
   it('wait for the exhausted window that resets last', () => {
-    const minuteFull: ConsumeResult = { outcome: 'limited', windows: [state('minute', MINUTE, 60, 60), state('day', DAY, 1000, 200)] };
+    const minuteFull: ConsumeResult = {
+      outcome: 'limited',
+      windows: [state('minute', MINUTE, 60, 60), state('day', DAY, 1000, 200)],
+    };
     expect(retryAfterSeconds(minuteFull, T)).toBe(50); // 12:00:10.25 → 12:01:00, rounded up
     expect(rateLimitHeaders(minuteFull, T)['X-RateLimit-Remaining']).toBe('0');
     expect(rateLimitHeaders(minuteFull, T).RateLimit).toBe('"minute";r=0;t=50');
-    const both: ConsumeResult = { outcome: 'limited', windows: [state('minute', MINUTE, 60, 60), state('day', DAY, 60, 60)] };
+    const both: ConsumeResult = {
+      outcome: 'limited',
+      windows: [state('minute', MINUTE, 60, 60), state('day', DAY, 60, 60)],
+    };
     expect(retryAfterSeconds(both, T)).toBe(Math.ceil((Date.parse('2026-11-23T00:00:00Z') - T) / 1000));
     expect(rateLimitHeaders(both, T)['X-RateLimit-Reset']).toBe(String(Date.parse('2026-11-23T00:00:00Z') / 1000));
     expect(rateLimitHeaders(both, T).RateLimit).toBe(`"day";r=0;t=${retryAfterSeconds(both, T)}`);
@@ -106,7 +115,11 @@ describe('headers and Retry-After', () => {
 
   it('during a ban say 0 remaining until the ban ends', () => {
     const until = T + 900_000;
-    const banned: ConsumeResult = { outcome: 'banned', bannedUntilMs: until, windows: [state('minute', MINUTE, 60, 3), state('day', DAY, 1000, 3)] };
+    const banned: ConsumeResult = {
+      outcome: 'banned',
+      bannedUntilMs: until,
+      windows: [state('minute', MINUTE, 60, 3), state('day', DAY, 1000, 3)],
+    };
     expect(rateLimitHeaders(banned, T)).toEqual({
       'X-RateLimit-Limit': '60',
       'X-RateLimit-Remaining': '0',
@@ -126,35 +139,43 @@ describe('headers and Retry-After', () => {
     );
     const outcome = fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 3_600_000 }));
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 47 }), windows, outcome, (now, [perMinute, minuteCount, perDay, dayCount], banMs) => {
-        const states = [state('minute', MINUTE, perMinute, minuteCount, now), state('day', DAY, perDay, dayCount, now)];
-        const exhausted = states.some((w) => w.count >= w.limit);
-        const result: ConsumeResult =
-          banMs !== undefined
-            ? { outcome: 'banned', bannedUntilMs: now + banMs, windows: states }
-            : { outcome: exhausted ? 'limited' : 'allowed', windows: states };
-        const h = rateLimitHeaders(result, now);
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 47 }),
+        windows,
+        outcome,
+        (now, [perMinute, minuteCount, perDay, dayCount], banMs) => {
+          const states = [
+            state('minute', MINUTE, perMinute, minuteCount, now),
+            state('day', DAY, perDay, dayCount, now),
+          ];
+          const exhausted = states.some((w) => w.count >= w.limit);
+          const result: ConsumeResult =
+            banMs !== undefined
+              ? { outcome: 'banned', bannedUntilMs: now + banMs, windows: states }
+              : { outcome: exhausted ? 'limited' : 'allowed', windows: states };
+          const h = rateLimitHeaders(result, now);
 
-        const policy = parseList(h['RateLimit-Policy']).map(([name, params]) => [name, Object.fromEntries(params)]);
-        expect(policy).toEqual([
-          ['minute', { q: perMinute, w: 60 }],
-          ['day', { q: perDay, w: 86_400 }],
-        ]);
-        const [name, params] = parseItem(h.RateLimit);
-        const { r, t } = Object.fromEntries(params) as { r: number; t: number };
-        expect([...params.keys()]).toEqual(['r', 't']);
-        // The same window as the triple, the same numbers.
-        expect(policy.find(([n]) => n === name)?.[1].q).toBe(Number(h['X-RateLimit-Limit']));
-        expect(r).toBe(Number(h['X-RateLimit-Remaining']));
-        expect(t).toBeGreaterThanOrEqual(1);
-        if (result.outcome === 'banned') {
-          expect(r).toBe(0);
-          expect(t).toBe(retryAfterSeconds(result, now));
-        } else {
-          expect(t).toBe(Number(h['X-RateLimit-Reset']) - Math.floor(now / 1000));
-          if (result.outcome === 'limited') expect(t).toBe(retryAfterSeconds(result, now));
-        }
-      }),
+          const policy = parseList(h['RateLimit-Policy']).map(([name, params]) => [name, Object.fromEntries(params)]);
+          expect(policy).toEqual([
+            ['minute', { q: perMinute, w: 60 }],
+            ['day', { q: perDay, w: 86_400 }],
+          ]);
+          const [name, params] = parseItem(h.RateLimit);
+          const { r, t } = Object.fromEntries(params) as { r: number; t: number };
+          expect([...params.keys()]).toEqual(['r', 't']);
+          // The same window as the triple, the same numbers.
+          expect(policy.find(([n]) => n === name)?.[1].q).toBe(Number(h['X-RateLimit-Limit']));
+          expect(r).toBe(Number(h['X-RateLimit-Remaining']));
+          expect(t).toBeGreaterThanOrEqual(1);
+          if (result.outcome === 'banned') {
+            expect(r).toBe(0);
+            expect(t).toBe(retryAfterSeconds(result, now));
+          } else {
+            expect(t).toBe(Number(h['X-RateLimit-Reset']) - Math.floor(now / 1000));
+            if (result.outcome === 'limited') expect(t).toBe(retryAfterSeconds(result, now));
+          }
+        },
+      ),
     );
   });
 

@@ -16,7 +16,8 @@ const T = Date.parse('2026-11-22T12:00:10Z');
 const PREFIX = redisPrefix('rl-unit');
 const RATE_LIMIT_SCRIPT_SHA = createHash('sha1').update(RATE_LIMIT_SCRIPT).digest('hex');
 /** Whether a command sent is the rate-limit script (EVALSHA, or EVAL on a connection that has not run it yet). */
-const isScript = ([command]: readonly [{ name: string }, ...unknown[]]) => command.name === 'evalsha' || command.name === 'eval';
+const isScript = ([command]: readonly [{ name: string }, ...unknown[]]) =>
+  command.name === 'evalsha' || command.name === 'eval';
 
 function newStore(url = REDIS_URL as string, prefix = PREFIX): RedisRateLimitStore {
   const clock = new SystemClock();
@@ -66,7 +67,13 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
           let now = T;
           for (const { advanceMs, subject } of steps) {
             now += advanceMs;
-            const request: ConsumeRequest = { subject: `run${run}:${subject}`, nowMs: now, windows, banThreshold: threshold, banMs: 90_000 };
+            const request: ConsumeRequest = {
+              subject: `run${run}:${subject}`,
+              nowMs: now,
+              windows,
+              banThreshold: threshold,
+              banMs: 90_000,
+            };
             expect(await store.consume(request)).toEqual(memory.consumeSync(request));
           }
         },
@@ -76,7 +83,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     expect(store.shared).toBe(true);
   });
 
-  it('uses one script round trip; an address\'s keys expire with its windows, its ban a day after them', async () => {
+  it("uses one script round trip; an address's keys expire with its windows, its ban a day after them", async () => {
     const request: ConsumeRequest = {
       subject: 'ip:203.0.113.5',
       nowMs: T,
@@ -105,8 +112,14 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     expect(await admin.script('EXISTS', RATE_LIMIT_SCRIPT_SHA)).toEqual([1]);
   });
 
-  it('keeps an API key\'s counters and ban without expiry: a fixed set of keys no volatile policy evicts', async () => {
-    const request: ConsumeRequest = { subject: 'key:persistent', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 1 }], banThreshold: 0, banMs: 30_000 };
+  it("keeps an API key's counters and ban without expiry: a fixed set of keys no volatile policy evicts", async () => {
+    const request: ConsumeRequest = {
+      subject: 'key:persistent',
+      nowMs: T,
+      windows: [{ name: 'minute', ttlMs: MINUTE, limit: 1 }],
+      banThreshold: 0,
+      banMs: 30_000,
+    };
     await store.consume(request);
     await store.consume(request);
     const [minute, ban] = store.keysOf(request);
@@ -123,7 +136,13 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       { name: 'minute', ttlMs: MINUTE, limit: 1_000_000_000 },
       { name: 'day', ttlMs: DAY, limit: 2_000_000_000 },
     ];
-    const req = (subject: string, nowMs: number, windows: WindowSpec[] = vast): ConsumeRequest => ({ subject, nowMs, windows, banThreshold: 20, banMs: 90_000 });
+    const req = (subject: string, nowMs: number, windows: WindowSpec[] = vast): ConsumeRequest => ({
+      subject,
+      nowMs,
+      windows,
+      banThreshold: 20,
+      banMs: 90_000,
+    });
 
     it('spend LEASE_MAX counts per round trip when a window has vast room, each request still counted once', async () => {
       const client = (store as unknown as { redis: Redis }).redis;
@@ -147,7 +166,9 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       const scripts = sent.mock.calls.filter(isScript).length;
       sent.mockRestore();
       expect(scripts).toBe(Math.ceil(200 / LEASE_MAX));
-      expect(results.map((r) => r.windows[0].count).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      expect(results.map((r) => r.windows[0].count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 200 }, (_, i) => i + 1),
+      );
     });
 
     it('give back what an ended lease did not spend', async () => {
@@ -193,7 +214,13 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     // Redis forgets its scripts (a restart, a failover to a replica that never ran it): the
     // connection still believes it loaded, sends EVALSHA, and then EVAL.
     await admin.script('FLUSH');
-    const request: ConsumeRequest = { subject: 'key:noscript', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 2 }], banThreshold: 20, banMs: 1 };
+    const request: ConsumeRequest = {
+      subject: 'key:noscript',
+      nowMs: T,
+      windows: [{ name: 'minute', ttlMs: MINUTE, limit: 2 }],
+      banThreshold: 20,
+      banMs: 1,
+    };
     expect((await store.consume(request)).outcome).toBe('allowed');
     expect(store.shared).toBe(true);
     expect(await admin.hget(store.keysOf(request)[0], 'c')).toBe('1');
@@ -208,7 +235,13 @@ describe('RedisRateLimitStore without a reachable Redis', () => {
     const scripts: jest.SpyInstance[] = [];
     try {
       await store.onModuleInit();
-      const request: ConsumeRequest = { subject: 'key:1', nowMs: T, windows: [{ name: 'minute', ttlMs: MINUTE, limit: 3 }], banThreshold: 20, banMs: 1 };
+      const request: ConsumeRequest = {
+        subject: 'key:1',
+        nowMs: T,
+        windows: [{ name: 'minute', ttlMs: MINUTE, limit: 3 }],
+        banThreshold: 20,
+        banMs: 1,
+      };
       // At once: decided in memory without a command to Redis (none could be answered).
       scripts.push(jest.spyOn(Redis.prototype, 'sendCommand'));
       const outcomes = [];

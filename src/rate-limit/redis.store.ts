@@ -249,7 +249,12 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
 
   consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult> {
     const lease = this.leases.get(request.subject);
-    if (lease !== undefined && lease.used < lease.granted && request.nowMs < lease.expiresAtMs && sameWindows(lease, request)) {
+    if (
+      lease !== undefined &&
+      lease.used < lease.granted &&
+      request.nowMs < lease.expiresAtMs &&
+      sameWindows(lease, request)
+    ) {
       lease.used += 1;
       return leased(request, lease);
     }
@@ -323,10 +328,16 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       // API keys' counters never expire: bounded by the keys issued, and never evicted.
       request.subject.startsWith('key:') ? 1 : 0,
       Math.max(...request.windows.map((w) => w.ttlMs)),
-      ...request.windows.flatMap((w) => [w.limit, windowStart(request.nowMs, w.ttlMs), windowReset(request.nowMs, w.ttlMs)]),
+      ...request.windows.flatMap((w) => [
+        w.limit,
+        windowStart(request.nowMs, w.ttlMs),
+        windowReset(request.nowMs, w.ttlMs),
+      ]),
     ];
-    return inClientSpan('EVALSHA', { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' }, () =>
-      (this.redis as RedisConnection & WithRateLimitScript).rateLimit(keys.length, ...keys, ...args),
+    return inClientSpan(
+      'EVALSHA',
+      { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' },
+      () => (this.redis as RedisConnection & WithRateLimitScript).rateLimit(keys.length, ...keys, ...args),
     );
   }
 
@@ -360,7 +371,11 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     }
     const result: ConsumeResult = {
       outcome,
-      windows: request.windows.map((w, i) => ({ ...w, count: values[2 + i], resetMs: windowReset(request.nowMs, w.ttlMs) })),
+      windows: request.windows.map((w, i) => ({
+        ...w,
+        count: values[2 + i],
+        resetMs: windowReset(request.nowMs, w.ttlMs),
+      })),
     };
     if (outcome === 'banned') result.bannedUntilMs = values[1];
     return result;
@@ -391,7 +406,11 @@ function sameWindows(lease: Lease, request: ConsumeRequest): boolean {
 function leased(request: ConsumeRequest, lease: Lease): ConsumeResult {
   return {
     outcome: 'allowed',
-    windows: request.windows.map((w, i) => ({ ...w, count: lease.base[i] + lease.used, resetMs: windowReset(request.nowMs, w.ttlMs) })),
+    windows: request.windows.map((w, i) => ({
+      ...w,
+      count: lease.base[i] + lease.used,
+      resetMs: windowReset(request.nowMs, w.ttlMs),
+    })),
   };
 }
 

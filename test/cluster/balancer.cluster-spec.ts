@@ -396,7 +396,8 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
         async () => (early ? 'answered early' : (await stats()).get(victim.name)!.scur >= 9 ? 'held' : undefined),
         { what: 'the held requests to reach the victim' },
       );
-      if (early) throw new Error(`a held request was answered before the kill (${reached}): ${early.status} ${early.body}`);
+      if (early)
+        throw new Error(`a held request was answered before the kill (${reached}): ${early.status} ${early.body}`);
     } finally {
       await admin('ready');
     }

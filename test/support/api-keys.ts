@@ -21,7 +21,10 @@ export async function issueApiKey(app: INestApplicationContext, input: Partial<N
 }
 
 /** Issues a key directly in a test database while no app has it open (for tests of the built service as a process). */
-export async function issueApiKeyIn(db: Pick<TestDatabase, 'config'>, input: Partial<NewApiKey> = {}): Promise<{ id: string; key: string }> {
+export async function issueApiKeyIn(
+  db: Pick<TestDatabase, 'config'>,
+  input: Partial<NewApiKey> = {},
+): Promise<{ id: string; key: string }> {
   const config = db.config();
   const database = await openDatabase(config.database, () => {}, 'test key issuer');
   const prisma = new PrismaService(database);

@@ -31,7 +31,10 @@ export async function startTestApp(
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot({ ...options, config }), ...(options.imports ?? [])],
   }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), { ...APP_OPTIONS, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
+    ...APP_OPTIONS,
+    logger: false,
+  });
   configureApp(app, { ...options, config });
   await app.init();
   return app;

@@ -29,9 +29,13 @@ export function buildService(): string {
     // compiles into a directory of its own, renamed into place in one step; the first one wins.
     const building = `${dir}.building-${process.pid}`;
     rmSync(building, { recursive: true, force: true });
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', building], {
-      stdio: 'inherit',
-    });
+    execFileSync(
+      process.execPath,
+      ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', building],
+      {
+        stdio: 'inherit',
+      },
+    );
     try {
       renameSync(building, dir);
     } catch (err) {
@@ -67,7 +71,11 @@ export interface RunningService {
  * Starts the built service and waits until /healthz answers (or the process exits). On a free
  * port, or on `port` (a restart behind a balancer that knows the instance by its address).
  */
-export async function startService(env: Record<string, string>, timeoutMs = 20_000, port?: number): Promise<RunningService> {
+export async function startService(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  port?: number,
+): Promise<RunningService> {
   const main = buildService();
   port ??= await freePort();
   const child = spawn(process.execPath, [main], {

@@ -113,7 +113,9 @@ export async function createTestDatabase(
 async function migratedDataDir(): Promise<string> {
   const migrationsDir = loadConfig(TEST_ENV).database.migrationsDir;
   const hash = createHash('sha256');
-  hash.update((JSON.parse(readFileSync('node_modules/@electric-sql/pglite/package.json', 'utf8')) as { version: string }).version);
+  hash.update(
+    (JSON.parse(readFileSync('node_modules/@electric-sql/pglite/package.json', 'utf8')) as { version: string }).version,
+  );
   for (const name of readdirSync(migrationsDir).sort()) {
     const file = path.join(migrationsDir, name, 'migration.sql');
     if (existsSync(file)) hash.update(`${name}\n`).update(readFileSync(file));
@@ -122,7 +124,11 @@ async function migratedDataDir(): Promise<string> {
   if (existsSync(dir)) return dir;
   const building = `${dir}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
-  const database = await openEmbedded(loadConfig({ ...TEST_ENV, DATA_DIR: building }).database, () => {}, 'test template');
+  const database = await openEmbedded(
+    loadConfig({ ...TEST_ENV, DATA_DIR: building }).database,
+    () => {},
+    'test template',
+  );
   await database.close();
   try {
     renameSync(building, dir);

@@ -21,12 +21,13 @@ export function expectErrorBody(
 ): { code: string; message: string; status: number; details?: { field: string; message: string }[] } {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
-  const body = (typeof res.body === 'string' || Buffer.isBuffer(res.body) ? JSON.parse(res.body.toString()) : res.body) as ReturnType<
-    typeof expectErrorBody
-  >;
+  const body = (
+    typeof res.body === 'string' || Buffer.isBuffer(res.body) ? JSON.parse(res.body.toString()) : res.body
+  ) as ReturnType<typeof expectErrorBody>;
   const details = body?.details === undefined ? {} : { details: expect.arrayContaining([]) as unknown };
   expect(body).toEqual({ code, message: expect.stringMatching(message), status, ...details });
-  for (const d of body.details ?? []) expect(d).toEqual({ field: expect.any(String), message: expect.stringMatching(/\S/) });
+  for (const d of body.details ?? [])
+    expect(d).toEqual({ field: expect.any(String), message: expect.stringMatching(/\S/) });
   return body;
 }
 
@@ -35,7 +36,10 @@ export function expectErrorBody(
  * to the HTTP status, a message that leaks nothing): the problem found, or the parsed body. For
  * property tests, which report a problem rather than assert.
  */
-export function errorBodyProblem(status: number, text: string): { problem: string } | { body: Record<string, unknown> } {
+export function errorBodyProblem(
+  status: number,
+  text: string,
+): { problem: string } | { body: Record<string, unknown> } {
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(text) as Record<string, unknown>;
@@ -43,7 +47,8 @@ export function errorBodyProblem(status: number, text: string): { problem: strin
     return { problem: `error body is not JSON: ${text.slice(0, 200)}` };
   }
   const keys = Object.keys(body).sort().join(',');
-  if (keys !== 'code,message,status' && keys !== 'code,details,message,status') return { problem: `error body keys ${keys}` };
+  if (keys !== 'code,message,status' && keys !== 'code,details,message,status')
+    return { problem: `error body keys ${keys}` };
   if (body.status !== status) return { problem: `body status ${String(body.status)} on HTTP ${status}` };
   if (typeof body.message !== 'string' || !/\S/.test(body.message)) return { problem: 'empty message' };
   if (/\bat .+:\d+:\d+|prisma|SELECT |node_modules|TypeError|RangeError/i.test(body.message)) {

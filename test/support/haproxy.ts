@@ -117,7 +117,10 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
   };
   // Started when its admin socket answers.
   try {
-    await waitFor(async () => watched.done() || (await stats()), { what: "HAProxy's admin socket to answer", intervalMs: 50 });
+    await waitFor(async () => watched.done() || (await stats()), {
+      what: "HAProxy's admin socket to answer",
+      intervalMs: 50,
+    });
   } catch (err) {
     child.kill('SIGKILL');
     throw new Error(`haproxy did not start: ${(err as Error).message}\n${watched.output()}`, { cause: err });

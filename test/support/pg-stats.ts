@@ -43,7 +43,10 @@ export async function waitForNoBackends(databaseUrl: string, timeoutMs = 20_000)
   await withClient(adminUrl(databaseUrl), (admin) =>
     waitFor(
       async () => {
-        const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        const { rows } = await admin.query<{ n: string }>(
+          'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+          [name],
+        );
         return Number(rows[0].n) === 0;
       },
       { what: `the backends connected to ${name} to go`, timeoutMs, intervalMs: 50 },

@@ -28,7 +28,9 @@ export function buildRequest(req: RawRequest): Buffer {
   const body = req.body === undefined ? Buffer.alloc(0) : Buffer.from(req.body);
   const headers = (req.headers ?? []).map((h) => Buffer.from(h));
   const names = headers.map((h) => h.toString('latin1').split(':')[0].trim().toLowerCase());
-  const lines: Buffer[] = [Buffer.concat([Buffer.from(`${req.method ?? 'GET'} `), Buffer.from(req.target), Buffer.from(' HTTP/1.1')])];
+  const lines: Buffer[] = [
+    Buffer.concat([Buffer.from(`${req.method ?? 'GET'} `), Buffer.from(req.target), Buffer.from(' HTTP/1.1')]),
+  ];
   if (!names.includes('host')) lines.push(Buffer.from('Host: fuzz.test'));
   if (!names.includes('connection')) lines.push(Buffer.from('Connection: close'));
   lines.push(...headers);
@@ -56,7 +58,10 @@ export function rawExchange(port: number, bytes: Buffer, timeoutMs = 10_000, end
       socket.destroy();
       fn();
     };
-    const timer = setTimeout(() => settle(() => reject(new Error(`no complete answer within ${timeoutMs} ms`))), timeoutMs);
+    const timer = setTimeout(
+      () => settle(() => reject(new Error(`no complete answer within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
     socket.on('data', (d) => {
       chunks.push(d);
       // Complete as soon as a whole response is in, even on a connection kept open.
@@ -90,7 +95,8 @@ function isComplete(raw: Buffer): boolean {
   const start = res.raw.indexOf('\r\n\r\n') + 4;
   const after = res.raw.length - start;
   if (res.headers['content-length'] !== undefined) return after >= Number(res.headers['content-length']);
-  if (res.headers['transfer-encoding']?.toLowerCase() === 'chunked') return res.raw.subarray(start).includes('0\r\n\r\n');
+  if (res.headers['transfer-encoding']?.toLowerCase() === 'chunked')
+    return res.raw.subarray(start).includes('0\r\n\r\n');
   return false;
 }
 

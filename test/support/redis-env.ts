@@ -12,7 +12,10 @@ export function redisUrl(): string | undefined {
 
 /** Suites that need a Redis server: skipped with a notice when REDIS_URL is unset. */
 export function describeWithRedis(title: string, suite: () => void): void {
-  describeIf(redisUrl() !== undefined, 'REDIS_URL is unset: the Redis suites do not run (e.g. REDIS_URL=redis://127.0.0.1:6379)')(title, suite);
+  describeIf(
+    redisUrl() !== undefined,
+    'REDIS_URL is unset: the Redis suites do not run (e.g. REDIS_URL=redis://127.0.0.1:6379)',
+  )(title, suite);
 }
 
 /** A key prefix no other suite, process or run uses. */

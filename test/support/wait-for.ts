@@ -33,7 +33,10 @@ export async function waitFor<T>(
       lastError = err;
     }
     if (Date.now() > deadline) {
-      const why = lastError === undefined ? '' : ` (last check failed: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
+      const why =
+        lastError === undefined
+          ? ''
+          : ` (last check failed: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`, { cause: lastError });
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));

@@ -107,7 +107,11 @@ export class AnimalStoreClient {
     const { data, response } = await this.call(options.signal, true, (signal) =>
       this.api.GET('/pets', { params: { query }, parseAs: 'text', signal }),
     );
-    return { pets: parseLossless(data) as Pet[], next: nextPageQuery(response.headers.get('link')), rateLimit: rateLimitOf(response.headers) };
+    return {
+      pets: parseLossless(data) as Pet[],
+      next: nextPageQuery(response.headers.get('link')),
+      rateLimit: rateLimitOf(response.headers),
+    };
   }
 
   /** Every page of listPets, following `Link: rel="next"` until the last. */
@@ -130,7 +134,12 @@ export class AnimalStoreClient {
     // The service prefers the IETF draft's quoted form; one key for every attempt of this create.
     const idempotencyKey = quotedKey(options.idempotencyKey ?? this.newIdempotencyKey());
     const { data } = await this.call(options.signal, true, (signal) =>
-      this.api.POST('/pets', { body: pet, params: { header: { 'Idempotency-Key': idempotencyKey } }, parseAs: 'text', signal }),
+      this.api.POST('/pets', {
+        body: pet,
+        params: { header: { 'Idempotency-Key': idempotencyKey } },
+        parseAs: 'text',
+        signal,
+      }),
     );
     return parseLossless(data) as Pet;
   }
@@ -170,8 +179,12 @@ export class AnimalStoreClient {
    * answer not worth retrying or when the attempts are spent, and the connection error itself
    * after the last attempt. Each refusal's wait comes from retryDelayMs.
    */
-  private async call(signal: AbortSignal | undefined, retryConnectionErrors: boolean, attempt: Attempt): Promise<{ data: string; response: Response }> {
-    for (let failures = 0; ; ) {
+  private async call(
+    signal: AbortSignal | undefined,
+    retryConnectionErrors: boolean,
+    attempt: Attempt,
+  ): Promise<{ data: string; response: Response }> {
+    for (let failures = 0; ;) {
       if (signal?.aborted) throw abortReason(signal);
       let result: Awaited<ReturnType<Attempt>>;
       try {
@@ -199,7 +212,9 @@ export class AnimalStoreClient {
 
 /** Refusals that say "not processed, try again later". */
 function isRetryable(error: AnimalStoreError): boolean {
-  return error.status === 429 || error.status === 503 || (error.status === 409 && error.code === 'idempotency_key_in_flight');
+  return (
+    error.status === 429 || error.status === 503 || (error.status === 409 && error.code === 'idempotency_key_in_flight')
+  );
 }
 
 /**

@@ -83,7 +83,14 @@ export function errorOf(response: Response, body: unknown): AnimalStoreError {
   const requestId = response.headers.get('x-request-id') ?? undefined;
   const rateLimit = rateLimitOf(response.headers);
   if (isErrorBody(body)) {
-    return new AnimalStoreError({ code: body.code, status: response.status, message: body.message, details: body.details, requestId, rateLimit });
+    return new AnimalStoreError({
+      code: body.code,
+      status: response.status,
+      message: body.message,
+      details: body.details,
+      requestId,
+      rateLimit,
+    });
   }
   return new AnimalStoreError({
     code: 'unexpected_response',

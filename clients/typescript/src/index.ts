@@ -1,5 +1,15 @@
 export { AnimalStoreClient } from './client.js';
-export type { AnimalStoreClientOptions, CallOptions, CreatePetOptions, DeprecationNotice, ListPetsQuery, NewPet, Pet, PetStatus, PetsPage } from './client.js';
+export type {
+  AnimalStoreClientOptions,
+  CallOptions,
+  CreatePetOptions,
+  DeprecationNotice,
+  ListPetsQuery,
+  NewPet,
+  Pet,
+  PetStatus,
+  PetsPage,
+} from './client.js';
 export { AnimalStoreError } from './errors.js';
 export type { ErrorCode, ErrorDetail, RateLimitState } from './errors.js';
 export type { RetryOptions } from './retry.js';

@@ -16,11 +16,15 @@ describe('Link header targets', () => {
   it('never throws, and finds every link it is given (property)', () => {
     const target = fc.webUrl({ withQueryParameters: true }).filter((u) => !/[<>]/.test(u));
     fc.assert(
-      fc.property(fc.array(fc.tuple(target, fc.constantFrom('next', 'prev', 'successor-version')), { maxLength: 4 }), fc.string(), (links, junk) => {
-        const header = links.map(([t, rel]) => `<${t}>; rel="${rel}"`).join(', ');
-        expect(linkTargets(header, 'next')).toEqual(links.filter(([, rel]) => rel === 'next').map(([t]) => t));
-        expect(() => linkTargets(junk, 'next')).not.toThrow();
-      }),
+      fc.property(
+        fc.array(fc.tuple(target, fc.constantFrom('next', 'prev', 'successor-version')), { maxLength: 4 }),
+        fc.string(),
+        (links, junk) => {
+          const header = links.map(([t, rel]) => `<${t}>; rel="${rel}"`).join(', ');
+          expect(linkTargets(header, 'next')).toEqual(links.filter(([, rel]) => rel === 'next').map(([t]) => t));
+          expect(() => linkTargets(junk, 'next')).not.toThrow();
+        },
+      ),
     );
   });
 });

@@ -23,7 +23,9 @@ describe('retry delays', () => {
 
   it('grow exponentially with repeated failures, up to the cap', () => {
     const half = () => 0.5;
-    expect([1, 2, 3, 4, 5].map((f) => retryDelayMs(f, undefined, DEFAULT_RETRY, half))).toEqual([375, 750, 1500, 3000, 6000]);
+    expect([1, 2, 3, 4, 5].map((f) => retryDelayMs(f, undefined, DEFAULT_RETRY, half))).toEqual([
+      375, 750, 1500, 3000, 6000,
+    ]);
     expect(retryDelayMs(20, undefined, DEFAULT_RETRY, half)).toBe(22_500);
   });
 });

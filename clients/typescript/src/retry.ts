@@ -27,7 +27,12 @@ export const DEFAULT_RETRY: Required<RetryOptions> = {
  * The first refusal waits Retry-After exactly; later ones wait at least that, and at least
  * the backoff: base · 2^(failures-1), capped, of which a random half is jitter ("equal jitter").
  */
-export function retryDelayMs(failures: number, retryAfterMs: number | undefined, options: Required<RetryOptions>, random: () => number): number {
+export function retryDelayMs(
+  failures: number,
+  retryAfterMs: number | undefined,
+  options: Required<RetryOptions>,
+  random: () => number,
+): number {
   const backoff = (): number => {
     const cap = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (failures - 1));
     return cap / 2 + random() * (cap / 2);

@@ -1,7 +1,12 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { FakeClock, issueApiKey, startTestApp } from '../../../test/support/app.js';
 import { createTestDatabase, TestDatabase } from '../../../test/support/databases.js';
-import { AnimalStoreClient, AnimalStoreError, type AnimalStoreClientOptions, type DeprecationNotice } from '../src/index.js';
+import {
+  AnimalStoreClient,
+  AnimalStoreError,
+  type AnimalStoreClientOptions,
+  type DeprecationNotice,
+} from '../src/index.js';
 import { LoopbackProxy, unavailable, type Action, type Seen } from './support/loopback-proxy.js';
 
 const INT64_MAX = 9223372036854775807n;
@@ -51,7 +56,9 @@ describe('TypeScript client against the real service', () => {
     return { client: c, delays };
   }
 
-  async function proxied(decide: (seen: Seen, n: number) => Action): Promise<{ proxy: LoopbackProxy; baseUrl: string }> {
+  async function proxied(
+    decide: (seen: Seen, n: number) => Action,
+  ): Promise<{ proxy: LoopbackProxy; baseUrl: string }> {
     const proxy = new LoopbackProxy(origin, decide);
     proxies.push(proxy);
     return { proxy, baseUrl: `${await proxy.start()}/v1` };
@@ -63,7 +70,9 @@ describe('TypeScript client against the real service', () => {
     expect(typeof pet.id).toBe('bigint');
     expect(pet).toEqual({ id: pet.id, name: 'Int64', categoryId: INT64_MAX, status: 'available' });
     expect(await c.getPet(pet.id)).toEqual(pet);
-    expect(c.rateLimit).toEqual(expect.objectContaining({ limit: expect.any(Number), remaining: expect.any(Number), window: expect.any(String) }));
+    expect(c.rateLimit).toEqual(
+      expect.objectContaining({ limit: expect.any(Number), remaining: expect.any(Number), window: expect.any(String) }),
+    );
   });
 
   it('lists one page, and iterates every page by following Link rel="next"', async () => {
@@ -75,7 +84,8 @@ describe('TypeScript client against the real service', () => {
       },
     });
     const created = [];
-    for (let i = 0; i < 5; i++) created.push(await c.createPet({ name: `Sold ${i}`, categoryId: BigInt(i + 1), status: 'sold' }));
+    for (let i = 0; i < 5; i++)
+      created.push(await c.createPet({ name: `Sold ${i}`, categoryId: BigInt(i + 1), status: 'sold' }));
     requests.length = 0;
 
     const first = await c.listPets({ status: 'sold', limit: 2 });
@@ -103,10 +113,16 @@ describe('TypeScript client against the real service', () => {
     expect(notFound).toBeInstanceOf(AnimalStoreError);
     expect(notFound).toMatchObject({ code: 'not_found', status: 404, details: [], requestId: requestIds[0] });
     expect((notFound as AnimalStoreError).message).toMatch(/No animal has id 9223372036854775807/);
-    expect((notFound as AnimalStoreError).rateLimit).toEqual(expect.objectContaining({ limit: 1_000_000_000, resetAt: expect.any(Date), window: 'minute' }));
+    expect((notFound as AnimalStoreError).rateLimit).toEqual(
+      expect.objectContaining({ limit: 1_000_000_000, resetAt: expect.any(Date), window: 'minute' }),
+    );
 
     const invalid = (await c.createPet({ name: ' ', categoryId: 1n }).catch((e: unknown) => e)) as AnimalStoreError;
-    expect(invalid).toMatchObject({ code: 'validation_failed', status: 400, details: [expect.objectContaining({ field: 'name' })] });
+    expect(invalid).toMatchObject({
+      code: 'validation_failed',
+      status: 400,
+      details: [expect.objectContaining({ field: 'name' })],
+    });
     expect(invalid.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(requestIds).toHaveLength(2); // a 400 is not retried
   });
@@ -124,7 +140,9 @@ describe('TypeScript client against the real service', () => {
   });
 
   it('retries a create across a 503 that lost its response: one Idempotency-Key, one animal', async () => {
-    const { proxy, baseUrl } = await proxied((seen, n) => (n === 1 ? { forwardThenAnswer: unavailable('1') } : { forward: true }));
+    const { proxy, baseUrl } = await proxied((seen, n) =>
+      n === 1 ? { forwardThenAnswer: unavailable('1') } : { forward: true },
+    );
     const { client: c, delays } = client({ baseUrl });
     const pet = await c.createPet({ name: 'Lost response', categoryId: 42n, status: 'pending' });
 
@@ -135,7 +153,8 @@ describe('TypeScript client against the real service', () => {
     expect(keys[1]).toBe(keys[0]);
     // The first attempt created it; the retry was answered with that creation, not a new one.
     const stored = [];
-    for await (const p of client().client.allPets({ status: 'pending', limit: 100 })) if (p.name === 'Lost response') stored.push(p);
+    for await (const p of client().client.allPets({ status: 'pending', limit: 100 }))
+      if (p.name === 'Lost response') stored.push(p);
     expect(stored).toEqual([pet]);
   });
 
@@ -197,7 +216,9 @@ describe('TypeScript client against the real service', () => {
         return new Promise((_resolve, reject) => (signal?.aborted ? reject(signal.reason) : undefined));
       },
     });
-    await expect(c.createPet({ name: 'Aborted', categoryId: 1n }, { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(c.createPet({ name: 'Aborted', categoryId: 1n }, { signal: controller.signal })).rejects.toMatchObject(
+      { name: 'AbortError' },
+    );
     expect(proxy.seen).toHaveLength(1);
   });
 

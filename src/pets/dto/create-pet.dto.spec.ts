@@ -11,7 +11,12 @@ const validate = (value: unknown) => pipe.transform(value, { type: 'body', metat
 const goodName = fc
   .string({ unit: 'grapheme', minLength: 1, maxLength: 120 })
   // Visible, free of control, line-separator and bidirectional characters (pet-name.ts).
-  .filter((s) => /[\p{L}\p{N}\p{P}\p{S}]/u.test(s) && !/[\p{Cc}\p{Cs}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(s) && [...s].length <= 255);
+  .filter(
+    (s) =>
+      /[\p{L}\p{N}\p{P}\p{S}]/u.test(s) &&
+      !/[\p{Cc}\p{Cs}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(s) &&
+      [...s].length <= 255,
+  );
 const goodCategory = fc.oneof(
   fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
   fc.bigInt({ min: BigInt(Number.MAX_SAFE_INTEGER) + 1n, max: INT64_MAX }),
@@ -36,7 +41,10 @@ describe('NewPet body rules', () => {
   it('answers anything else with a 400 validation_failed naming a field, never another error', async () => {
     const anyValue = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.bigInt(), fc.constant(undefined));
     const body = fc.dictionary(
-      fc.oneof(fc.constantFrom('name', 'categoryId', 'status', 'id', '__proto__', 'constructor'), fc.string({ maxLength: 8 })),
+      fc.oneof(
+        fc.constantFrom('name', 'categoryId', 'status', 'id', '__proto__', 'constructor'),
+        fc.string({ maxLength: 8 }),
+      ),
       anyValue,
       { maxKeys: 5 },
     );

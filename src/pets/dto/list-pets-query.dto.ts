@@ -9,13 +9,23 @@ import { PET_STATUSES, PetStatus } from '../pet-status.js';
  */
 @PureQuery() // class-validator's own rules only: accepted queries may be remembered
 export class ListPetsQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Maximum number of animals returned.' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 20,
+    description: 'Maximum number of animals returned.',
+  })
   @IsOptional()
   @IsString({ message: 'limit must be given once' })
   @Matches(/^(?:100|[1-9][0-9]?)$/, { message: 'limit must be an integer from 1 to 100' })
   limit?: string;
 
-  @ApiPropertyOptional({ enum: PET_STATUSES, enumName: 'PetStatus', description: 'Only animals with this availability.' })
+  @ApiPropertyOptional({
+    enum: PET_STATUSES,
+    enumName: 'PetStatus',
+    description: 'Only animals with this availability.',
+  })
   @IsOptional()
   @IsString({ message: 'status must be given once' })
   @IsIn(PET_STATUSES, { message: `status must be one of ${PET_STATUSES.join(', ')}` })

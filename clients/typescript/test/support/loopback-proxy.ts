@@ -63,7 +63,8 @@ export class LoopbackProxy {
     if ('answer' in action) return send(res, action.answer);
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
-      if (value !== undefined && !HOP_BY_HOP.has(name)) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+      if (value !== undefined && !HOP_BY_HOP.has(name))
+        headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
     const upstream = await fetch(`${this.target}${seen.url}`, {
       method: seen.method,
