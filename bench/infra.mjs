@@ -43,7 +43,7 @@ import { URL, fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { writePgbouncerIni } from '../test/support/pgbouncer-ini.mjs';
-import { createDisposableDatabase, keyFromToolOutput } from './pg-admin.mjs';
+import { createDisposableDatabase, keyFromToolOutput, unlimitedKeyArgs } from './pg-admin.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
@@ -175,18 +175,7 @@ function node(script, env) {
 
 function issueKey(databaseUrl) {
   const out = node('cli/apikey.js', {
-    args: [
-      'create',
-      '--name',
-      `bench ${RUN_ID}`,
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '1000000000',
-      '--per-day',
-      '2000000000',
-      '--json',
-    ],
+    args: [...unlimitedKeyArgs(`bench ${RUN_ID}`)],
     vars: { DATABASE_URL: databaseUrl },
   });
   return keyFromToolOutput(out);

@@ -6,41 +6,25 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER, DIST, METRICS_TOKEN, ROOT, RUN_ID, distModule } from './settings.mjs';
-import { keyFromToolOutput } from './pg-admin.mjs';
+import { keyFromToolOutput, unlimitedKeyArgs } from './pg-admin.mjs';
 
 /** An enterprise key with limits far above what a run can use, when the service has the tool. */
 export function issueKey(env) {
   const cli = path.join(DIST, 'cli/apikey.js');
   if (!existsSync(cli)) return null;
-  const out = execFileSync(
-    process.execPath,
-    [
-      cli,
-      'create',
-      '--name',
-      `bench ${RUN_ID}`,
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '1000000000',
-      '--per-day',
-      '2000000000',
-      '--json',
-    ],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'production',
-        METRICS_TOKEN,
-        API_KEY_CHECKSUM_SECRET,
-        API_KEY_PEPPER,
-        LOG_LEVEL: 'warn',
-        ...env,
-      },
-      encoding: 'utf8',
+  const out = execFileSync(process.execPath, [cli, ...unlimitedKeyArgs(`bench ${RUN_ID}`)], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      METRICS_TOKEN,
+      API_KEY_CHECKSUM_SECRET,
+      API_KEY_PEPPER,
+      LOG_LEVEL: 'warn',
+      ...env,
     },
-  );
+    encoding: 'utf8',
+  });
   return keyFromToolOutput(out);
 }
 

@@ -25,6 +25,22 @@ export async function createDisposableDatabase(adminUrl, name, cleanups, log = (
   return { name, url: url.toString(), version };
 }
 
+/** The key tool's arguments for the bench's key: enterprise, with limits no run reaches. */
+export function unlimitedKeyArgs(name) {
+  return [
+    'create',
+    '--name',
+    name,
+    '--plan',
+    'enterprise',
+    '--per-minute',
+    '1000000000',
+    '--per-day',
+    '2000000000',
+    '--json',
+  ];
+}
+
 /** The key in the `--json` line the apikey tool prints last. */
 export function keyFromToolOutput(out) {
   for (const line of out.trim().split('\n').reverse()) {
