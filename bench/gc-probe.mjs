@@ -4,8 +4,12 @@
 // was seen since the previous one to BENCH_GC_FILE and starts a new window, so the bench signals
 // at the start of the measured run (discarding warm-up) and at its end (the figures it reports).
 // The written JSON carries the signal's sequence number, so the bench knows it reads the fresh one.
+// After each full (mark-compact) collection it also writes the heap then in use to
+// BENCH_GC_FILE.heap: what survives a full collection is what the process holds, so the soak
+// tells a leak (that figure climbing) from a heap that only sizes itself (RSS up, that flat).
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
+import v8 from 'node:v8';
 
 const KINDS = {
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -28,7 +32,19 @@ const record = (entries) => {
     gc.byKind[kind] = (gc.byKind[kind] ?? 0) + 1;
   }
 };
-const observer = new PerformanceObserver((list) => record(list.getEntries()));
+const HEAP_FILE = process.env.BENCH_GC_FILE ? `${process.env.BENCH_GC_FILE}.heap` : null;
+const observer = new PerformanceObserver((list) => {
+  const entries = list.getEntries();
+  record(entries);
+  if (HEAP_FILE && entries.some((e) => e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
+    const heap = v8.getHeapStatistics();
+    const { external, arrayBuffers } = process.memoryUsage();
+    writeFileSync(
+      HEAP_FILE,
+      JSON.stringify({ usedBytes: heap.used_heap_size, totalBytes: heap.total_heap_size, external, arrayBuffers }),
+    );
+  }
+});
 observer.observe({ entryTypes: ['gc'] });
 
 // The histogram records the whole interval between two ticks of a RESOLUTION_MS timer, so an idle

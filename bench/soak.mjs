@@ -1,5 +1,5 @@
 // The soak mode of `npm run bench` (BENCH_SOAK=1; bench/run.mjs lists its variables).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,8 +26,24 @@ import { formatTargets } from './targets.mjs';
 /* global setInterval, clearInterval */
 
 /**
- * BENCH_SOAK: the service alone under BENCH_SOAK_SCENARIO at full load for BENCH_SOAK_MINUTES, VmRSS every
- * 10 s. A leak shows as RSS still climbing after the first minute (when V8's heap has sized itself).
+ * After the service's last full collection (bench/gc-probe.mjs), in MiB: the heap in use, the heap
+ * V8 holds, and the memory outside it (external, Buffers included); null before the first.
+ */
+function afterFullGc(service) {
+  try {
+    const m = JSON.parse(readFileSync(`${service.gcFile}.heap`, 'utf8'));
+    const mib = (bytes) => Math.round(bytes / 1048576);
+    return { usedMiB: mib(m.usedBytes), totalMiB: mib(m.totalBytes), externalMiB: mib(m.external) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * BENCH_SOAK: the service alone under BENCH_SOAK_SCENARIO at full load for BENCH_SOAK_MINUTES, VmRSS and
+ * the heap after the last full collection every 10 s. A leak shows as both still climbing after the
+ * first minute (when V8's heap has sized itself); RSS climbing with the heap flat is the heap and the
+ * allocator keeping room, not data held.
  */
 export async function soak(warnings) {
   const startedAt = new Date().toISOString();
@@ -56,13 +72,21 @@ export async function soak(warnings) {
   const timer = setInterval(() => {
     const m = memoryOf(service.child.pid);
     const tS = Math.round((performance.now() - t0) / 1000);
-    samples.push({ tS, rssMiB: m ? Math.round(m.rss) : null });
-    log(`soak ${tS} s: RSS ${m ? Math.round(m.rss) : '?'} MiB`);
+    const gc = afterFullGc(service);
+    samples.push({ tS, rssMiB: m ? Math.round(m.rss) : null, afterFullGc: gc });
+    log(
+      `soak ${tS} s: RSS ${m ? Math.round(m.rss) : '?'} MiB; after the last full GC: heap used ${gc?.usedMiB ?? '?'}, ` +
+        `heap held ${gc?.totalMiB ?? '?'}, external ${gc?.externalMiB ?? '?'} MiB`,
+    );
   }, SOAK_SAMPLE_S * 1000);
   await gcWindow(service);
   const r = await load(service, scenario, key, seconds);
   clearInterval(timer);
-  samples.push({ tS: Math.round((performance.now() - t0) / 1000), rssMiB: r.rssAfterMiB });
+  samples.push({
+    tS: Math.round((performance.now() - t0) / 1000),
+    rssMiB: r.rssAfterMiB,
+    afterFullGc: afterFullGc(service),
+  });
   r.loop = await gcWindow(service);
   await stopProcess(service.child);
 
@@ -107,6 +131,9 @@ export async function soak(warnings) {
         )}), p50 ${fmt(r.p50Ms, 1)} ms, p99 ${fmt(r.p99Ms, 1)} ms, p99.9 ${fmt(r.p999Ms, 1)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, CPU ${fmt(r.cpuUsPerReq)} µs/req`,
       `GC: ${r.loop.gc.count} pauses, ${fmt(r.loop.gc.totalMs)} ms in total, longest ${fmt(r.loop.gc.maxMs, 1)} ms; event-loop delay p50 ${fmt(r.loop.eventLoopDelayMs.p50, 1)} ms, p99 ${fmt(r.loop.eventLoopDelayMs.p99, 1)} ms, max ${fmt(r.loop.eventLoopDelayMs.max, 1)} ms`,
       `RSS (MiB) every ${SOAK_SAMPLE_S} s: ${samples.map((s) => `${s.tS}s ${s.rssMiB}`).join(', ')}`,
+      `Heap used / held after the last full GC (MiB), same instants: ${samples
+        .map((s) => `${s.tS}s ${s.afterFullGc ? `${s.afterFullGc.usedMiB}/${s.afterFullGc.totalMiB}` : '?'}`)
+        .join(', ')}`,
       '',
       ...formatTargets([target]),
       ...(warnings.length ? ['', 'Warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
