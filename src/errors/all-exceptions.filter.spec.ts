@@ -81,7 +81,7 @@ describe('AllExceptionsFilter', () => {
     expect(out.body).not.toContain('ECONNREFUSED');
   });
 
-  it('maps framework exceptions to the API's error codes, without their own body shape', () => {
+  it('maps framework exceptions to the error codes of the API, without their own body shape', () => {
     const out = run(new BadRequestException('bad'));
     expect(out.json).toEqual({ code: 'validation_failed', message: 'bad', status: 400 });
   });
