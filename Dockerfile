@@ -21,14 +21,9 @@ RUN npm run build
 
 # ---- runtime: production dependencies, dist/ and the migrations; no compiler, no dev tools ----
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
-# MALLOC_ARENA_MAX: glibc gives each thread that allocates (V8's GC helpers, libuv's pool) an
-# arena of its own, up to 8 per core, and under steady load their fragments keep the resident
-# size climbing while the heap itself stays flat; two arenas keep it level (docs/performance.md,
-# "The soak").
 ENV NODE_ENV=production \
     PORT=3000 \
-    HOST=0.0.0.0 \
-    MALLOC_ARENA_MAX=2
+    HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force

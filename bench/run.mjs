@@ -56,7 +56,6 @@
 //                       every 10 s; target: the end within 10% of the RSS after minute one
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes (e.g. --max-semi-space-size=8)
-//   BENCH_MALLOC_ARENA_MAX  the service's MALLOC_ARENA_MAX (2, as the production image sets it)
 //   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm
 //                       registry's `node` package (24, the production image's runtime, by default),
 //                       `current` for the Node running this script, or a path to a node binary

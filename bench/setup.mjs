@@ -231,8 +231,6 @@ export function serviceEnvFor(db, port, prefix, prefixSupported) {
     STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
     ...(prefixSupported ? { RATE_LIMIT_PREFIX: prefix } : {}),
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    // As the production image sets it (Dockerfile).
-    MALLOC_ARENA_MAX: process.env.BENCH_MALLOC_ARENA_MAX ?? '2',
   };
 }
 
