@@ -55,7 +55,8 @@
 //                       BENCH_SOAK_MINUTES (10; BENCH_SOAK=<minutes> also sets it), VmRSS sampled
 //                       every 10 s; target: the end within 10% of the RSS after minute one
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
-//   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes (e.g. --max-semi-space-size=8)
+//   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
+//                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
 //   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm
 //                       registry's `node` package (24, the production image's runtime, by default),
 //                       `current` for the Node running this script, or a path to a node binary
@@ -111,6 +112,7 @@ import {
   RUN_ID,
   SERVER_NAMES,
   SERVERS,
+  SERVICE_NODE_OPTIONS,
   SOAK,
   WARMUP,
   WORK,
@@ -250,7 +252,7 @@ async function main() {
         DATA_DIR: dataDir,
         LOG_LEVEL: 'info',
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+        ...(SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS } : {}),
       },
       port,
     );
@@ -292,7 +294,7 @@ async function main() {
       servers: normalNames,
       runsPerServer: 2,
       profiles: PROFILES,
-      serviceNodeOptions: process.env.BENCH_NODE_OPTIONS ?? null,
+      serviceNodeOptions: SERVICE_NODE_OPTIONS || null,
     },
     machine: {
       cpu: `${cpus.length} × ${cpus[0]?.model ?? 'unknown'}`,

@@ -2,7 +2,7 @@
 // and the paths and identities every part of the bench shares.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -64,6 +64,18 @@ function resolveNode(wanted) {
       { cause: err },
     );
   }
+}
+/**
+ * NODE_OPTIONS of the service processes: by default the production image's (the Dockerfile's
+ * `NODE_OPTIONS="…"`), so the bench measures the heap settings that are deployed.
+ * BENCH_NODE_OPTIONS replaces them; set empty, the service runs with V8's defaults.
+ */
+export const SERVICE_NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? imageNodeOptions();
+function imageNodeOptions() {
+  const match = /^\s*NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'));
+  if (!match)
+    throw new Error('bench: the Dockerfile sets no NODE_OPTIONS="…" (the heap settings the service runs with)');
+  return match[1];
 }
 export const NODE_BIN = resolveNode(process.env.BENCH_NODE || '24');
 export const NODE_VERSION = execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();

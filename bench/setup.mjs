@@ -19,6 +19,7 @@ import {
   REDIS_URL,
   ROOT,
   RUN_ID,
+  SERVICE_NODE_OPTIONS,
   distModule,
   log,
 } from './settings.mjs';
@@ -230,7 +231,7 @@ export function serviceEnvFor(db, port, prefix, prefixSupported) {
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
     STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
     ...(prefixSupported ? { RATE_LIMIT_PREFIX: prefix } : {}),
-    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    ...(SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS } : {}),
   };
 }
 
