@@ -3,7 +3,7 @@
 // cleanup(), with the helpers they share.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -13,6 +13,7 @@ import { URL } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { writePgbouncerIni } from '../test/support/pgbouncer-ini.mjs';
+import { writeSentinelConf } from '../test/support/sentinel-conf.mjs';
 
 const run = promisify(execFile);
 export const log = (msg) => process.stderr.write(`[bench:infra] ${msg}\n`);
@@ -185,18 +186,7 @@ export async function startSentinel() {
   const sentinels = [];
   for (let i = 0; i < 3; i++) {
     const port = await freePort();
-    const file = path.join(dir, `sentinel-${port}.conf`);
-    writeFileSync(
-      file,
-      [
-        `port ${port}`,
-        'bind 127.0.0.1',
-        `dir ${dir}`,
-        `sentinel monitor bench 127.0.0.1 ${master} 2`,
-        `sentinel auth-pass bench ${password}`,
-        '',
-      ].join('\n'),
-    );
+    const file = writeSentinelConf(dir, { port, name: 'bench', masterPort: master, password });
     child('redis-server', [file, '--sentinel'], { cwd: dir });
     sentinels.push(port);
   }

@@ -1,11 +1,12 @@
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './built-service.js';
 import { watchChild, WatchedChild } from './child-process.js';
+import { writeSentinelConf } from './sentinel-conf.mjs';
 import { waitFor } from './wait-for.js';
 
 const run = promisify(execFile);
@@ -208,21 +209,14 @@ export async function startRedisSentinel(): Promise<RunningRedisSentinel> {
     const sentinels: RedisProcess[] = [];
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
-      // A sentinel rewrites its configuration file: one writable file each.
-      const file = path.join(dir, `sentinel-${port}.conf`);
-      writeFileSync(
-        file,
-        [
-          `port ${port}`,
-          'bind 127.0.0.1',
-          `dir ${dir}`,
-          `sentinel monitor ${name} 127.0.0.1 ${masterPort} 2`,
-          `sentinel auth-pass ${name} ${password}`,
-          `sentinel down-after-milliseconds ${name} 1000`,
-          `sentinel failover-timeout ${name} 5000`,
-          '',
-        ].join('\n'),
-      );
+      const file = writeSentinelConf(dir, {
+        port,
+        name,
+        masterPort,
+        password,
+        downAfterMs: 1000,
+        failoverTimeoutMs: 5000,
+      });
       const sentinel = await startProcess(dir, [file, '--sentinel'], port);
       sentinels.push(sentinel);
       all.push(sentinel);
