@@ -24,12 +24,12 @@ FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 # The V8 heap is sized for the service, not for the host: on a host with gigabytes free, V8
 # lets the old generation grow up to four times the live heap between full collections, and
 # the resident size keeps each such peak. Under a 512 MiB ceiling that growth is at most about
-# 1.4 times, and 16 MiB semi-spaces keep the young generation small (docs/deployment.md,
-# "Memory": what bounds the live heap, and how much memory a container needs).
+# 1.4 times, and 32 MiB semi-spaces bound the young generation (docs/deployment.md, "Memory":
+# what bounds the live heap, and how much memory a container needs).
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
-    NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=16"
+    NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=32"
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
