@@ -4,9 +4,10 @@
 // was seen since the previous one to BENCH_GC_FILE and starts a new window, so the bench signals
 // at the start of the measured run (discarding warm-up) and at its end (the figures it reports).
 // The written JSON carries the signal's sequence number, so the bench knows it reads the fresh one.
-// After each full (mark-compact) collection it also writes the heap then in use to
-// BENCH_GC_FILE.heap: what survives a full collection is what the process holds, so the soak
-// tells a leak (that figure climbing) from a heap that only sizes itself (RSS up, that flat).
+// With BENCH_GC_HEAP=1 (the soak) it also writes, after each full (mark-compact) collection, the
+// heap then in use to BENCH_GC_FILE.heap: what survives a full collection is what the process
+// holds, so the soak tells a leak (that figure climbing) from a heap that only sizes itself (RSS
+// up, that flat). Other runs skip that write, which would otherwise land in the measured loop.
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -32,7 +33,8 @@ const record = (entries) => {
     gc.byKind[kind] = (gc.byKind[kind] ?? 0) + 1;
   }
 };
-const HEAP_FILE = process.env.BENCH_GC_FILE ? `${process.env.BENCH_GC_FILE}.heap` : null;
+const HEAP_FILE =
+  process.env.BENCH_GC_FILE && process.env.BENCH_GC_HEAP === '1' ? `${process.env.BENCH_GC_FILE}.heap` : null;
 const observer = new PerformanceObserver((list) => {
   const entries = list.getEntries();
   record(entries);

@@ -59,7 +59,7 @@ export async function soak(warnings) {
   const service = await startServer(
     'service',
     [path.join(DIST, 'main.js')],
-    serviceEnvFor(db, port, prefix, prefixSupported),
+    { ...serviceEnvFor(db, port, prefix, prefixSupported), BENCH_GC_HEAP: '1' },
     port,
   );
   const features = await probeFeatures(service, key);
