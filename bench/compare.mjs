@@ -67,6 +67,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
       r.vsRaw = r.server !== 'raw' && rate('raw') ? r.reqPerSec / rate('raw') : null;
       r.vsFloor = r.server !== 'floor' && rate('floor') ? r.reqPerSec / rate('floor') : null;
       r.vsPeer = r.server !== 'peer' && rate('peer') ? r.reqPerSec / rate('peer') : null;
+      r.vsService = r.server === 'candidate' && rate('service') ? r.reqPerSec / rate('service') : null;
     }
     rows.push(...scenarioRows);
     const serviceRuns = [...(per.service ?? [])];

@@ -26,6 +26,8 @@ export function markdown(header, body, left = 2) {
 }
 
 export function mainTable(rows) {
+  // "vs service" only when a candidate build ran (BENCH_CANDIDATE).
+  const candidate = rows.some((r) => r.server === 'candidate');
   return markdown(
     [
       'Scenario',
@@ -42,6 +44,7 @@ export function mainTable(rows) {
       'vs raw',
       'vs floor',
       'vs peer',
+      ...(candidate ? ['vs service'] : []),
     ],
     rows.map((r) => [
       r.scenario,
@@ -58,6 +61,7 @@ export function mainTable(rows) {
       times(r.vsRaw),
       times(r.vsFloor),
       times(r.vsPeer),
+      ...(candidate ? [times(r.vsService)] : []),
     ]),
   );
 }

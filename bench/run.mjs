@@ -42,6 +42,9 @@
 //                       listStatusPending, agedList, agedAvailable, agedAvailableCursor, agedSold,
 //                       agedSoldCursor, agedPending)
 //   BENCH_SERVERS       comma-separated servers to run (raw,floor,peer,service; "baseline" = raw)
+//   BENCH_CANDIDATE     a directory with another build's main.js (another checkout's dist/): run as
+//                       "candidate" wherever the service runs, with the service's settings, and
+//                       compared with it (the table's "vs service"); not on the aged or embedded runs
 //   BENCH_EMBEDDED=0    skip the embedded-database runs
 //   BENCH_AGED=0        skip the aged dataset (its first build takes a while; later runs reuse it)
 //   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets (or
@@ -96,6 +99,7 @@ import {
 import {
   AGED,
   API_KEY_CHECKSUM_SECRET,
+  CANDIDATE_DIST,
   API_KEY_PEPPER,
   CONNECTIONS,
   DIST,
@@ -165,6 +169,11 @@ async function main() {
       { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' },
     ],
     service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
+    // Its own rate-limit counters, so the two builds' runs never share a window.
+    candidate: [
+      [path.join(CANDIDATE_DIST ?? DIST, 'main.js')],
+      serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
+    ],
   };
   const servers = {};
   // One at a time, so that each start-to-ready is measured on an otherwise idle machine.

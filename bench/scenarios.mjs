@@ -110,7 +110,8 @@ for (const name of PROFILES)
     throw new Error(`BENCH_PROFILE: unknown scenario "${name}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`);
 
 /** Whether a scenario runs on a server. */
-export const runsOn = (scenario, server) => !scenario.servers || scenario.servers.includes(server);
+export const runsOn = (scenario, server) =>
+  !scenario.servers || scenario.servers.includes(server === 'candidate' ? 'service' : server);
 
 /**
  * A scenario with its request complete: the many keys' draw, and a cursor from `cursorFor`

@@ -27,12 +27,22 @@ export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@1
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 export const FIRST_PORT = num('BENCH_PORT', 3600);
 export const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
-export const SERVER_NAMES = ['raw', 'floor', 'peer', 'service'];
+/**
+ * Another build of the service (BENCH_CANDIDATE: a directory holding its compiled main.js, such as
+ * another checkout's dist/), run as the server "candidate" beside this one, with the service's
+ * settings and wherever the service runs: a change's before and after measured in the same run.
+ */
+export const CANDIDATE_DIST = process.env.BENCH_CANDIDATE ? path.resolve(process.env.BENCH_CANDIDATE) : null;
+if (CANDIDATE_DIST && !existsSync(path.join(CANDIDATE_DIST, 'main.js')))
+  throw new Error(`BENCH_CANDIDATE: no main.js in ${CANDIDATE_DIST} (build that checkout first)`);
+export const SERVER_NAMES = ['raw', 'floor', 'peer', 'service', 'candidate'];
 export const SERVERS = process.env.BENCH_SERVERS
   ? [...new Set(process.env.BENCH_SERVERS.split(',').map((s) => (s.trim() === 'baseline' ? 'raw' : s.trim())))]
-  : SERVER_NAMES;
+  : SERVER_NAMES.filter((s) => s !== 'candidate' || CANDIDATE_DIST);
 for (const s of SERVERS)
   if (!SERVER_NAMES.includes(s)) throw new Error(`BENCH_SERVERS: unknown server "${s}" (${SERVER_NAMES.join(', ')})`);
+if (SERVERS.includes('candidate') && !CANDIDATE_DIST)
+  throw new Error('BENCH_SERVERS: "candidate" needs BENCH_CANDIDATE (the directory of its main.js)');
 // Fixed order, so the alternation is the same whatever order BENCH_SERVERS lists them in.
 export const ORDER = SERVER_NAMES.filter((s) => SERVERS.includes(s));
 export const SOAK = !process.env.BENCH_SOAK || process.env.BENCH_SOAK === '0' ? null : process.env.BENCH_SOAK;
