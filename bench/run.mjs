@@ -99,8 +99,8 @@ import {
 import {
   AGED,
   API_KEY_CHECKSUM_SECRET,
-  CANDIDATE_DIST,
   API_KEY_PEPPER,
+  CANDIDATE_DIST,
   CONNECTIONS,
   DIST,
   DURATION,
@@ -170,10 +170,12 @@ async function main() {
     ],
     service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
     // Its own rate-limit counters, so the two builds' runs never share a window.
-    candidate: [
-      [path.join(CANDIDATE_DIST ?? DIST, 'main.js')],
-      serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
-    ],
+    ...(CANDIDATE_DIST && {
+      candidate: [
+        [path.join(CANDIDATE_DIST, 'main.js')],
+        serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
+      ],
+    }),
   };
   const servers = {};
   // One at a time, so that each start-to-ready is measured on an otherwise idle machine.
