@@ -30,7 +30,7 @@
 //
 // Environment (all optional):
 //   BENCH_DURATION      seconds of measured load per run (8)
-//   BENCH_WARMUP        seconds of unmeasured load before each run (2, at most half the duration)
+//   BENCH_WARMUP        seconds of unmeasured load before each run (4, at most half the duration)
 //   BENCH_CONNECTIONS   concurrent connections (64)
 //   BENCH_PG_URL        a PostgreSQL database to connect to for CREATE/DROP DATABASE
 //                       (postgresql://postgres@127.0.0.1:5432/postgres)

@@ -21,7 +21,10 @@ export const num = (name, fallback) => {
   return n;
 };
 export const DURATION = num('BENCH_DURATION', 8);
-export const WARMUP = Math.min(num('BENCH_WARMUP', 2), DURATION / 2);
+// 4 s: a freshly started NestJS process is still warming up its code after 2 s of listPets
+// (docs/performance.md, "Warm-up"), and raw is not, which biases the first scenario against the
+// framework servers.
+export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
