@@ -205,6 +205,8 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       const lookups = jest.spyOn(keys, 'findByHash');
       const cache = stopCacheClock();
       try {
+        // The app's first poll only learns the database's clock; this one makes sure it has run.
+        await auth.pollChanges();
         expect((await http().get('/v1/pets?limit=1').set('Authorization', `Bearer ${hot}`)).status).toBe(200);
         // last_used_at is written after the answer; wait for it, then for a poll after it.
         await waitFor(

@@ -149,6 +149,27 @@ describe('AuthService', () => {
       expect(keys.findByHash).toHaveBeenCalledTimes(2);
     });
 
+    it('runs one poll at a time: a poll asked for while one runs confirms the cache as of when it was asked', async () => {
+      const cache = (clock = stopCacheClock());
+      const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });
+      await auth.pollChanges();
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      // The timer's poll is slow to answer; meanwhile time passes and another poll is asked for.
+      let answer!: () => void;
+      keys.changesSince.mockImplementationOnce(
+        () => new Promise((resolve) => (answer = () => resolve({ now: new Date(), changes: [] }))),
+      );
+      const slow = auth.pollChanges();
+      cache.advance(151);
+      const asked = auth.pollChanges();
+      answer();
+      await Promise.all([slow, asked]);
+      expect(keys.changesSince).toHaveBeenCalledTimes(3);
+      // The later poll's confirmation stands: the key is still fresh, no second lookup.
+      expect((await auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+      expect(keys.findByHash).toHaveBeenCalledTimes(1);
+    });
+
     it('lets the cache run out within the TTL while polls fail', async () => {
       const cache = (clock = stopCacheClock());
       const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '150' });

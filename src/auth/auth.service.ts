@@ -132,9 +132,12 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
 
   onApplicationBootstrap(): void {
     if (this.ttl === 0) return;
+    // The first poll only learns the database's clock, so it runs at once: polls confirm the
+    // cache from the second on.
+    void this.pollChanges();
     this.pollTimer = setInterval(
       () => {
-        this.polling ??= this.pollChanges().finally(() => (this.polling = undefined));
+        if (this.polling === undefined) void this.pollChanges();
       },
       Math.max(1, Math.floor(this.ttl / 2)),
     );
@@ -150,8 +153,21 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
    * Asks for the keys changed since the last poll and drops them from the cache; then every
    * cached outcome counts as fresh as of this poll's start. The first poll only learns the
    * database's clock. A failing poll confirms nothing, so the cache runs out within the TTL.
+   * Polls run one at a time: one asked for while another runs starts after it, so an earlier
+   * poll never answers last and takes the cache's freshness back to its older start.
    */
   async pollChanges(): Promise<void> {
+    while (this.polling !== undefined) await this.polling;
+    const poll = this.poll();
+    this.polling = poll;
+    try {
+      await poll;
+    } finally {
+      if (this.polling === poll) this.polling = undefined;
+    }
+  }
+
+  private async poll(): Promise<void> {
     const started = cacheClock.now();
     try {
       const { now, changes } = await this.keys.changesSince(this.since);
