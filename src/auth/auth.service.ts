@@ -132,9 +132,6 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
 
   onApplicationBootstrap(): void {
     if (this.ttl === 0) return;
-    // The first poll only learns the database's clock, so it runs at once: polls confirm the
-    // cache from the second on.
-    void this.pollChanges();
     this.pollTimer = setInterval(
       () => {
         if (this.polling === undefined) void this.pollChanges();
