@@ -8,6 +8,11 @@
 // heap then in use to BENCH_GC_FILE.heap: what survives a full collection is what the process
 // holds, so the soak tells a leak (that figure climbing) from a heap that only sizes itself (RSS
 // up, that flat). Other runs skip that write, which would otherwise land in the measured loop.
+// After each full collection it also notes the heap in use and the external memory (Buffers), so
+// a window with many full collections shows whether they ran on a small heap (a tight old-space
+// limit) or with much external memory (which V8 collects for). With BENCH_TRACE_GC=1 V8 also
+// prints each collection with its reason to the server's log (`--trace-gc`, which NODE_OPTIONS
+// refuses), and the bench keeps the logs.
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -19,9 +24,19 @@ const KINDS = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
+if (process.env.BENCH_TRACE_GC === '1') v8.setFlagsFromString('--trace-gc');
+
+const MiB = 1024 * 1024;
 let gc;
 const reset = () => {
-  gc = { count: 0, totalMs: 0, maxMs: 0, byKind: {} };
+  gc = { count: 0, totalMs: 0, maxMs: 0, byKind: {}, afterMajor: null };
+};
+/** The heap in use and the external memory right after a full collection, as ranges over the window. */
+const noteMajor = () => {
+  const { used_heap_size: used, external_memory: external } = v8.getHeapStatistics();
+  const a = (gc.afterMajor ??= { usedMiB: [Infinity, 0], externalMiB: [Infinity, 0] });
+  a.usedMiB = [Math.min(a.usedMiB[0], used / MiB), Math.max(a.usedMiB[1], used / MiB)];
+  a.externalMiB = [Math.min(a.externalMiB[0], external / MiB), Math.max(a.externalMiB[1], external / MiB)];
 };
 reset();
 const record = (entries) => {
@@ -38,6 +53,7 @@ const HEAP_FILE =
 const observer = new PerformanceObserver((list) => {
   const entries = list.getEntries();
   record(entries);
+  if (entries.some((e) => e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) noteMajor();
   if (HEAP_FILE && entries.some((e) => e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
     const heap = v8.getHeapStatistics();
     const { external, arrayBuffers } = process.memoryUsage();
@@ -64,7 +80,15 @@ process.on('SIGURG', () => {
   const snapshot = {
     seq: ++seq,
     windowMs: Number(now - started) / 1e6,
-    gc: { ...gc, totalMs: Math.round(gc.totalMs * 100) / 100, maxMs: Math.round(gc.maxMs * 100) / 100 },
+    gc: {
+      ...gc,
+      totalMs: Math.round(gc.totalMs * 100) / 100,
+      maxMs: Math.round(gc.maxMs * 100) / 100,
+      afterMajor: gc.afterMajor && {
+        usedMiB: gc.afterMajor.usedMiB.map((n) => Math.round(n * 10) / 10),
+        externalMiB: gc.afterMajor.externalMiB.map((n) => Math.round(n * 10) / 10),
+      },
+    },
     eventLoopDelayMs: {
       p50: ms(delay.percentile(50)),
       p99: ms(delay.percentile(99)),

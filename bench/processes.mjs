@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CPU_PROFILER, GC_PROBE, NODE_BIN, ROOT, RUN_ID, WORK, log } from './settings.mjs';
+import { CPU_PROFILER, GC_PROBE, NODE_BIN, ROOT, RUN_ID, TRACE_GC, WORK, log } from './settings.mjs';
 
 /** Releases run in reverse order of registration by cleanup(). */
 export const cleanups = [];
@@ -117,6 +117,7 @@ export async function startServer(name, args, env, port, { profile = false, tag 
       HOST: '127.0.0.1',
       PORT: String(port),
       BENCH_GC_FILE: gcFile,
+      ...(TRACE_GC ? { BENCH_TRACE_GC: '1' } : {}),
       ...(profile ? { BENCH_PROFILE_FILE: profileFile } : {}),
       ...env,
     },

@@ -58,6 +58,8 @@
 //                       BENCH_SOAK_MINUTES (10; BENCH_SOAK=<minutes> also sets it), VmRSS sampled
 //                       every 10 s; target: the end within 10% of the RSS after minute one
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
+//   BENCH_TRACE_GC=1    V8's trace of every garbage collection, with its reason, in each server's
+//                       log (.tmp/bench-work/<run>-<server>.log, kept after the run)
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
 //                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
 //   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm
@@ -118,6 +120,7 @@ import {
   SERVERS,
   SERVICE_NODE_OPTIONS,
   SOAK,
+  TRACE_GC,
   WARMUP,
   WORK,
   distModule,
@@ -419,10 +422,11 @@ try {
   exitCode = 1;
 } finally {
   await cleanup();
-  // Keep the logs of a failed run for reading, and the profiles of a profiled one; a good run
-  // leaves nothing else behind.
+  // Keep the logs of a failed run (or of a run with BENCH_TRACE_GC) for reading, and the profiles
+  // of a profiled one; a good run leaves nothing else behind.
+  const kept = (f) => f.endsWith('.cpuprofile') || (TRACE_GC && f.endsWith('.log'));
   for (const f of readdirSync(WORK))
-    if (f.startsWith(RUN_ID) && (exitCode === 0 ? !f.endsWith('.cpuprofile') : f.endsWith('.gc.json')))
+    if (f.startsWith(RUN_ID) && (exitCode === 0 ? !kept(f) : f.endsWith('.gc.json')))
       rmSync(path.join(WORK, f), { recursive: true, force: true });
 }
 process.exit(exitCode);
