@@ -139,7 +139,15 @@ export async function measure(server, scenario, key, { profile = false, quiet = 
     log(
       `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
         `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req, ` +
-        `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${profile ? ' (profiled)' : ''}`,
+        `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${fullCollections(r.loop.gc)}${profile ? ' (profiled)' : ''}`,
     );
   return r;
+}
+
+/** The run's full collections, with the heap in use and the external memory after them (gc-probe.mjs). */
+function fullCollections(gc) {
+  const n = gc.byKind?.major ?? 0;
+  if (n === 0 || !gc.afterMajor) return '';
+  const range = ([lo, hi]) => (lo === hi ? `${lo}` : `${lo}-${hi}`);
+  return ` (${n} full: heap ${range(gc.afterMajor.usedMiB)} MiB after, external ${range(gc.afterMajor.externalMiB)} MiB)`;
 }
