@@ -15,8 +15,8 @@ export function createRateLimitStore(
   clock: Clock,
   metrics?: MetricsService,
 ): RateLimitStore {
-  const memory = new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
-  if (!redis.redisTarget) return memory;
+  const memory = () => new MemoryRateLimitStore(clock, config.rateLimitMemoryMaxKeys, config.rateLimitMemoryMaxBytes);
+  if (!redis.redisTarget) return memory();
   const store = new RedisRateLimitStore(clock, memory, {
     target: redis.redisTarget,
     prefix: config.rateLimitPrefix,

@@ -19,9 +19,13 @@ const RATE_LIMIT_SCRIPT_SHA = createHash('sha1').update(RATE_LIMIT_SCRIPT).diges
 const isScript = ([command]: readonly [{ name: string }, ...unknown[]]) =>
   command.name === 'evalsha' || command.name === 'eval';
 
-function newStore(url = REDIS_URL as string, prefix = PREFIX): RedisRateLimitStore {
+function newStore(
+  url = REDIS_URL as string,
+  prefix = PREFIX,
+  fallback = () => new MemoryRateLimitStore(new SystemClock(), 1000),
+): RedisRateLimitStore {
   const clock = new SystemClock();
-  return new RedisRateLimitStore(clock, new MemoryRateLimitStore(clock, 1000), {
+  return new RedisRateLimitStore(clock, fallback, {
     target: { kind: 'single', url },
     prefix,
     commandTimeoutMs: 500,
@@ -210,6 +214,23 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     });
   });
 
+  it('makes no memory store while Redis answers (its LRUs are allocated in full when made)', async () => {
+    const fallback = jest.fn(() => new MemoryRateLimitStore(new SystemClock(), 1000));
+    const other = newStore(REDIS_URL as string, PREFIX, fallback);
+    await other.onModuleInit();
+    try {
+      const windows = [{ name: 'minute', ttlMs: MINUTE, limit: 1_000 }];
+      for (let i = 0; i < 5; i++)
+        expect(
+          (await other.consume({ subject: 'key:lazy', nowMs: T, windows, banThreshold: 20, banMs: 1 })).outcome,
+        ).toBe('allowed');
+      expect(other.shared).toBe(true);
+      expect(fallback).not.toHaveBeenCalled();
+    } finally {
+      await other.onModuleDestroy();
+    }
+  });
+
   it('falls back to EVAL when Redis does not know the script (NOSCRIPT)', async () => {
     // Redis forgets its scripts (a restart, a failover to a replica that never ran it): the
     // connection still believes it loaded, sends EVALSHA, and then EVAL.
@@ -231,7 +252,8 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
 describe('RedisRateLimitStore without a reachable Redis', () => {
   it('answers from memory at once, logs the outage once, and never throws', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const store = newStore('redis://127.0.0.1:1', 'unreachable:');
+    const fallback = jest.fn(() => new MemoryRateLimitStore(new SystemClock(), 1000));
+    const store = newStore('redis://127.0.0.1:1', 'unreachable:', fallback);
     const scripts: jest.SpyInstance[] = [];
     try {
       await store.onModuleInit();
@@ -248,6 +270,7 @@ describe('RedisRateLimitStore without a reachable Redis', () => {
       for (let i = 0; i < 4; i++) outcomes.push((await store.consume(request)).outcome);
       expect(scripts[0].mock.calls.filter(isScript)).toHaveLength(0);
       expect(outcomes).toEqual(['allowed', 'allowed', 'allowed', 'limited']);
+      expect(fallback).toHaveBeenCalledTimes(1); // made at the first request it decided, then kept
       expect(store.shared).toBe(false);
       expect(warn.mock.calls.filter(([m]) => /Redis unavailable/.test(String(m)))).toHaveLength(1);
     } finally {

@@ -174,9 +174,12 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   /** Subjects whose lease request is in flight, settled when it is over (with or without a lease). */
   private readonly leasing = new Map<string, Promise<void>>();
 
+  /** The memory store that decides while Redis cannot; made at its first use (see `fallback`). */
+  private fallbackStore?: MemoryRateLimitStore;
+
   constructor(
     clock: Clock,
-    private readonly fallback: MemoryRateLimitStore,
+    private readonly createFallback: () => MemoryRateLimitStore,
     private readonly options: RedisStoreOptions,
   ) {
     super(clock);
@@ -259,6 +262,15 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       return leased(request, lease);
     }
     return this.decide(request, lease);
+  }
+
+  /**
+   * The memory store for an outage, made when one first needs it: its LRUs are allocated in full
+   * when made (RATE_LIMIT_MEMORY_MAX_KEYS entries each; docs/performance.md), which an instance
+   * whose Redis never fails would hold for nothing.
+   */
+  private get fallback(): MemoryRateLimitStore {
+    return (this.fallbackStore ??= this.createFallback());
   }
 
   /** One script round trip: the request's decision, and a lease when there is room for one. */
