@@ -11,8 +11,9 @@
 // After each full collection it also notes the heap in use and the external memory (Buffers), so
 // a window with many full collections shows whether they ran on a small heap (a tight old-space
 // limit) or with much external memory (which V8 collects for). With BENCH_TRACE_GC=1 V8 also
-// prints each collection with its reason to the server's log (`--trace-gc`, which NODE_OPTIONS
-// refuses), and the bench keeps the logs.
+// prints each collection with its reason, and each pretenuring decision (an allocation site
+// whose objects it then allocates in old space), to the server's log (`--trace-gc` and
+// `--trace-pretenuring`, which NODE_OPTIONS refuses), and the bench keeps the logs.
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -24,7 +25,10 @@ const KINDS = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
-if (process.env.BENCH_TRACE_GC === '1') v8.setFlagsFromString('--trace-gc');
+if (process.env.BENCH_TRACE_GC === '1') {
+  v8.setFlagsFromString('--trace-gc');
+  v8.setFlagsFromString('--trace-pretenuring');
+}
 
 const MiB = 1024 * 1024;
 let gc;

@@ -58,8 +58,9 @@
 //                       BENCH_SOAK_MINUTES (10; BENCH_SOAK=<minutes> also sets it), VmRSS sampled
 //                       every 10 s; target: the end within 10% of the RSS after minute one
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
-//   BENCH_TRACE_GC=1    V8's trace of every garbage collection, with its reason, in each server's
-//                       log (.tmp/bench-work/<run>-<server>.log, kept after the run)
+//   BENCH_TRACE_GC=1    V8's trace of every garbage collection, with its reason, and of its
+//                       pretenuring decisions, in each server's log
+//                       (.tmp/bench-work/<run>-<server>.log, kept after the run)
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
 //                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
 //   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm

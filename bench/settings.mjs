@@ -26,7 +26,7 @@ export const DURATION = num('BENCH_DURATION', 8);
 // framework servers.
 export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
-/** V8's trace of every collection, with its reason, in each server's log; the logs are kept. */
+/** V8's trace of every collection (with its reason) and pretenuring decision in each server's log; the logs are kept. */
 export const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
