@@ -57,8 +57,9 @@ const HEAP_FILE =
 const observer = new PerformanceObserver((list) => {
   const entries = list.getEntries();
   record(entries);
-  if (entries.some((e) => e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) noteMajor();
-  if (HEAP_FILE && entries.some((e) => e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
+  if (!entries.some((e) => e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) return;
+  noteMajor();
+  if (HEAP_FILE) {
     const heap = v8.getHeapStatistics();
     const { external, arrayBuffers } = process.memoryUsage();
     writeFileSync(

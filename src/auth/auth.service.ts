@@ -160,7 +160,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
     try {
       await poll;
     } finally {
-      if (this.polling === poll) this.polling = undefined;
+      this.polling = undefined;
     }
   }
 

@@ -19,11 +19,9 @@ const RATE_LIMIT_SCRIPT_SHA = createHash('sha1').update(RATE_LIMIT_SCRIPT).diges
 const isScript = ([command]: readonly [{ name: string }, ...unknown[]]) =>
   command.name === 'evalsha' || command.name === 'eval';
 
-function newStore(
-  url = REDIS_URL as string,
-  prefix = PREFIX,
-  fallback = () => new MemoryRateLimitStore(new SystemClock(), 1000),
-): RedisRateLimitStore {
+const memoryStore = () => new MemoryRateLimitStore(new SystemClock(), 1000);
+
+function newStore(url = REDIS_URL as string, prefix = PREFIX, fallback = memoryStore): RedisRateLimitStore {
   const clock = new SystemClock();
   return new RedisRateLimitStore(clock, fallback, {
     target: { kind: 'single', url },
@@ -215,7 +213,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
   });
 
   it('makes no memory store while Redis answers (its LRUs are allocated in full when made)', async () => {
-    const fallback = jest.fn(() => new MemoryRateLimitStore(new SystemClock(), 1000));
+    const fallback = jest.fn(memoryStore);
     const other = newStore(REDIS_URL as string, PREFIX, fallback);
     await other.onModuleInit();
     try {
@@ -252,7 +250,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
 describe('RedisRateLimitStore without a reachable Redis', () => {
   it('answers from memory at once, logs the outage once, and never throws', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const fallback = jest.fn(() => new MemoryRateLimitStore(new SystemClock(), 1000));
+    const fallback = jest.fn(memoryStore);
     const store = newStore('redis://127.0.0.1:1', 'unreachable:', fallback);
     const scripts: jest.SpyInstance[] = [];
     try {
