@@ -13,7 +13,8 @@
 // limit) or with much external memory (which V8 collects for). With BENCH_TRACE_GC=1 V8 also
 // prints each collection with its reason, and each pretenuring decision (an allocation site
 // whose objects it then allocates in old space), to the server's log (`--trace-gc` and
-// `--trace-pretenuring`, which NODE_OPTIONS refuses), and the bench keeps the logs.
+// `--trace-pretenuring`, which NODE_OPTIONS refuses), and the bench keeps the logs; with
+// BENCH_TRACE_GC=nvp each collection's figures as name=value pairs (`--trace-gc-nvp`) instead.
 import { writeFileSync } from 'node:fs';
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -25,9 +26,13 @@ const KINDS = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
-if (process.env.BENCH_TRACE_GC === '1') {
+if (process.env.BENCH_TRACE_GC === '1' || process.env.BENCH_TRACE_GC === 'nvp') {
   v8.setFlagsFromString('--trace-gc');
   v8.setFlagsFromString('--trace-pretenuring');
+  // The per-site feedback and decisions (undecided, maybe tenure, tenure, don't tenure) print
+  // only with this one, one line per active site and collection.
+  v8.setFlagsFromString('--trace-pretenuring-statistics');
+  if (process.env.BENCH_TRACE_GC === 'nvp') v8.setFlagsFromString('--trace-gc-nvp');
 }
 
 const MiB = 1024 * 1024;

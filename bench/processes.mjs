@@ -117,7 +117,7 @@ export async function startServer(name, args, env, port, { profile = false, tag 
       HOST: '127.0.0.1',
       PORT: String(port),
       BENCH_GC_FILE: gcFile,
-      ...(TRACE_GC ? { BENCH_TRACE_GC: '1' } : {}),
+      ...(TRACE_GC ? { BENCH_TRACE_GC: TRACE_GC } : {}),
       ...(profile ? { BENCH_PROFILE_FILE: profileFile } : {}),
       ...env,
     },

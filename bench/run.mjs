@@ -60,7 +60,9 @@
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
 //   BENCH_TRACE_GC=1    V8's trace of every garbage collection, with its reason, and of its
 //                       pretenuring decisions, in each server's log
-//                       (.tmp/bench-work/<run>-<server>.log, kept after the run)
+//                       (.tmp/bench-work/<run>-<server>.log, kept after the run);
+//                       BENCH_TRACE_GC=nvp: each collection's figures as name=value pairs
+//                       (bytes promoted and surviving, survival rates, memory-reducing mode)
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
 //                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
 //   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm

@@ -26,8 +26,14 @@ export const DURATION = num('BENCH_DURATION', 8);
 // framework servers.
 export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
-/** V8's trace of every collection (with its reason) and pretenuring decision in each server's log; the logs are kept. */
-export const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
+/**
+ * V8's trace of every collection in each server's log, the logs kept: '1', each collection with its
+ * reason and each pretenuring decision; 'nvp', each collection's figures as name=value pairs
+ * (promoted and surviving bytes, survival rates, memory-reducing mode) in place of the reasons.
+ */
+export const TRACE_GC = ['1', 'nvp'].includes(process.env.BENCH_TRACE_GC) ? process.env.BENCH_TRACE_GC : null;
+if (process.env.BENCH_TRACE_GC && !TRACE_GC && process.env.BENCH_TRACE_GC !== '0')
+  throw new Error(`BENCH_TRACE_GC must be 1 or nvp, got "${process.env.BENCH_TRACE_GC}"`);
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 export const FIRST_PORT = num('BENCH_PORT', 3600);
