@@ -7,7 +7,7 @@ import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMsOf, lineCount, memoryOf } from './processes.mjs';
-import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
+import { CONNECTIONS, DURATION, RATE, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
 /** One autocannon run against a server, with the server's memory and CPU sampled meanwhile. */
 export async function load(server, scenario, key, seconds) {
@@ -22,6 +22,7 @@ export async function load(server, scenario, key, seconds) {
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
+    ...(RATE > 0 && { overallRate: RATE }),
     duration: seconds,
     headers: { authorization: `Bearer ${key}` },
     requests: [scenario.request],

@@ -32,6 +32,8 @@
 //   BENCH_DURATION      seconds of measured load per run (8)
 //   BENCH_WARMUP        seconds of unmeasured load before each run (4, at most half the duration)
 //   BENCH_CONNECTIONS   concurrent connections (64)
+//   BENCH_RATE          requests a second over all connections (0: as fast as each server
+//                       answers); at a rate all keep up with, compare builds by CPU µs/req
 //   BENCH_PG_URL        a PostgreSQL database to connect to for CREATE/DROP DATABASE
 //                       (postgresql://postgres@127.0.0.1:5432/postgres)
 //   BENCH_REDIS_URL     Redis for the service's rate limits (redis://127.0.0.1:6379)

@@ -27,6 +27,13 @@ export const DURATION = num('BENCH_DURATION', 8);
 export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 /**
+ * A fixed request rate over all connections (autocannon's overallRate), 0 for as fast as the
+ * server answers. At a rate every server keeps up with, each serves the same requests, so the
+ * CPU per request, not the throughput, tells two builds apart, with less of the noise that
+ * saturating two shared cores brings.
+ */
+export const RATE = num('BENCH_RATE', 0);
+/**
  * V8's trace of every collection in each server's log, the logs kept: '1', each collection with its
  * reason and each pretenuring decision; 'nvp', each collection's figures as name=value pairs
  * (promoted and surviving bytes, survival rates, memory-reducing mode) in place of the reasons.
