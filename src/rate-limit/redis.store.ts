@@ -186,8 +186,10 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     this.redis = connectRedis(options.target, {
       lazyConnect: true,
       enableOfflineQueue: false,
-      // Commands issued in the same event-loop turn (concurrent requests) go out in one write.
-      enableAutoPipelining: true,
+      // No auto-pipelining: it batches only the commands issued before the next tick, and each
+      // request's script is issued from its own I/O callback, so its batches hold one command and
+      // add a pipeline's work to each (docs/performance.md, "Redis commands").
+      enableAutoPipelining: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
       commandTimeout: options.commandTimeoutMs,
