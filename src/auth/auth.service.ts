@@ -81,6 +81,11 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly failuresByAddress = new LRUCache<string, { minute: number; count: number }>({ max: CACHE_MAX });
   private readonly failedLookups: TokenBucket;
   private readonly unknownLookupSlots: Semaphore;
+  /**
+   * When each key was last recorded in use. Read with peek(), which leaves the order alone: a
+   * key moves up when it is recorded again (once a minute while in use), so the least recently
+   * recorded go first, and each request spares the LRU's relinking (docs/performance.md, "Many keys").
+   */
   private readonly lastTouched = new LRUCache<string, number>({ max: CACHE_MAX });
   private readonly touches = new Set<Promise<void>>();
 
@@ -329,7 +334,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   private touch(stored: StoredApiKey): void {
     const id = stored.id.toString();
     const now = this.clock.now().getTime();
-    const last = this.lastTouched.get(id) ?? stored.lastUsedAt?.getTime() ?? 0;
+    const last = this.lastTouched.peek(id) ?? stored.lastUsedAt?.getTime() ?? 0;
     if (now - last < TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(id, now);
     const done = this.keys

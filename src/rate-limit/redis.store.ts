@@ -168,6 +168,11 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   private started?: Promise<void>;
   private stopped?: Promise<void>;
   private skipUntil = 0;
+  /**
+   * Both read with peek(), which leaves the order alone: an entry moves up when it is set (a
+   * lease granted, a subject seen full), so the oldest go first, which are the ones that have
+   * run out, and each request spares the LRU's relinking (docs/performance.md, "Many keys").
+   */
   private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES });
   /** Subjects last seen with too little room for a lease, with the windows they were seen in. */
   private readonly full = new LRUCache<string, string>({ max: MAX_LEASES });
@@ -253,7 +258,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   }
 
   consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult> {
-    const lease = this.leases.get(request.subject);
+    const lease = this.leases.peek(request.subject);
     if (
       lease !== undefined &&
       lease.used < lease.granted &&
@@ -361,7 +366,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
    */
   private leaseable(request: ConsumeRequest): boolean {
     for (const w of request.windows) if (w.limit < 2 * LEASE_HEADROOM) return false;
-    const full = this.full.get(request.subject);
+    const full = this.full.peek(request.subject);
     return full === undefined || full !== windowsKey(request);
   }
 
