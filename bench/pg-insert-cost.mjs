@@ -1,0 +1,101 @@
+// PostgreSQL's own CPU per create: the service's plain insert of a pet beside its insert with
+// the Idempotency-Key record (one statement, src/pets/pets.service.ts), each from 8 connections
+// at once on a fresh, migrated database, in alternating rounds. The CPU is that of the 8 server
+// processes serving the connections (/proc, Linux), divided by the statements they ran: the work
+// the record adds on the database side, which raw's plain INSERT never does.
+//
+//   node bench/pg-insert-cost.mjs        needs PostgreSQL on BENCH_PG_URL and the build in
+//                                        .tmp/bench-dist (npm run bench makes it)
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { cleanup, cleanups } from './processes.mjs';
+import { createDisposableDatabase } from './pg-admin.mjs';
+import { migrate } from './setup.mjs';
+import { DIST, PG_ADMIN_URL, RUN_ID, distModule } from './settings.mjs';
+
+const CONNECTIONS = 8;
+const STATEMENTS = 4_000;
+const ROUNDS = 5;
+/** Clock ticks a second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+if (!existsSync(path.join(DIST, 'pets/pets.service.js')))
+  throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
+const { PET_SQL } = await distModule('pets/pets.service.js');
+
+/** CPU seconds a process has used (user + system). */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+const at = new Date();
+const expiresAt = new Date(at.getTime() + 86_400_000);
+const pet = ['Bench pet', '9007199254740993', 'pending'];
+const STATEMENT_KINDS = [
+  ['plain insert', () => ({ name: 'pets_insert', text: PET_SQL.insert, values: [...pet, at, at] })],
+  [
+    'insert with its Idempotency-Key record',
+    () => ({
+      name: 'pets_insertWithRecord',
+      text: PET_SQL.insertWithRecord,
+      // prettier-ignore
+      values: [...pet, at, 1, randomUUID(), 'f'.repeat(64), randomUUID(), expiresAt, 201,
+        '{"id":', ',"name":"Bench pet","categoryId":9007199254740993,"status":"pending"}', 'http://localhost/v1/pets/'],
+    }),
+  ],
+];
+
+try {
+  const db = await createDisposableDatabase(PG_ADMIN_URL, `animal_bench_pg_cost_${RUN_ID}`, cleanups);
+  await migrate(db.url);
+  const clients = [];
+  for (let i = 0; i < CONNECTIONS; i++) {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    clients.push(client);
+  }
+  const pids = await Promise.all(
+    clients.map(async (c) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid),
+  );
+  const serverCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+
+  const round = async (statement) => {
+    let sent = 0;
+    const cpu0 = serverCpu();
+    const t0 = performance.now();
+    await Promise.all(
+      clients.map(async (client) => {
+        while (sent < STATEMENTS) {
+          sent++;
+          await client.query(statement());
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    return { perSecond: STATEMENTS / seconds, cpuUs: ((serverCpu() - cpu0) * 1e6) / STATEMENTS };
+  };
+
+  for (const [, statement] of STATEMENT_KINDS) await round(statement); // warm-up
+  const results = new Map(STATEMENT_KINDS.map(([name]) => [name, []]));
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [name, statement] of r % 2 === 0 ? STATEMENT_KINDS : [...STATEMENT_KINDS].reverse())
+      results.get(name).push(await round(statement));
+  console.log(`PostgreSQL ${db.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${STATEMENTS} statements`);
+  console.log('| statement | per second (median) | PostgreSQL CPU µs per statement (median, range) |');
+  console.log('|---|--:|--:|');
+  for (const [name, rounds] of results) {
+    const cpu = rounds.map((x) => x.cpuUs).sort((a, b) => a - b);
+    const rate = rounds.map((x) => x.perSecond).sort((a, b) => a - b);
+    const mid = Math.floor(ROUNDS / 2);
+    console.log(
+      `| ${name} | ${Math.round(rate[mid]).toLocaleString('en-US')} | ${Math.round(cpu[mid])} (${Math.round(cpu[0])}-${Math.round(cpu[ROUNDS - 1])}) |`,
+    );
+  }
+  await Promise.all(clients.map((c) => c.end()));
+} finally {
+  await cleanup();
+}
