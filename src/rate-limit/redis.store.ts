@@ -191,9 +191,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     this.redis = connectRedis(options.target, {
       lazyConnect: true,
       enableOfflineQueue: false,
-      // No auto-pipelining: it batches only the commands issued before the next tick, and each
-      // request's script is issued from its own I/O callback, so its batches hold one command and
-      // add a pipeline's work to each (docs/performance.md, "Redis commands").
+      // No auto-pipelining: a pipeline of the few scripts issued before the next tick costs the
+      // client more per command than the writes it saves, and each command waits for the replies
+      // of its whole batch (docs/performance.md, "Redis commands").
       enableAutoPipelining: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
