@@ -7,11 +7,11 @@
 //   node bench/pg-insert-cost.mjs        needs PostgreSQL on BENCH_PG_URL and the build in
 //                                        .tmp/bench-dist (npm run bench makes it)
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { cleanup, cleanups } from './processes.mjs';
+import { cleanup, cleanups, cpuMsOf } from './processes.mjs';
 import { createDisposableDatabase } from './pg-admin.mjs';
 import { migrate } from './setup.mjs';
 import { DIST, PG_ADMIN_URL, RUN_ID, distModule } from './settings.mjs';
@@ -19,18 +19,10 @@ import { DIST, PG_ADMIN_URL, RUN_ID, distModule } from './settings.mjs';
 const CONNECTIONS = 8;
 const STATEMENTS = 4_000;
 const ROUNDS = 5;
-/** Clock ticks a second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
-const TICKS_PER_SECOND = 100;
 
 if (!existsSync(path.join(DIST, 'pets/pets.service.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
 const { PET_SQL } = await distModule('pets/pets.service.js');
-
-/** CPU seconds a process has used (user + system). */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
 
 const at = new Date();
 const expiresAt = new Date(at.getTime() + 86_400_000);
@@ -61,11 +53,11 @@ try {
   const pids = await Promise.all(
     clients.map(async (c) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid),
   );
-  const serverCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const serverCpuMs = () => pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
 
   const round = async (statement) => {
     let sent = 0;
-    const cpu0 = serverCpu();
+    const cpu0 = serverCpuMs();
     const t0 = performance.now();
     await Promise.all(
       clients.map(async (client) => {
@@ -76,7 +68,7 @@ try {
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
-    return { perSecond: STATEMENTS / seconds, cpuUs: ((serverCpu() - cpu0) * 1e6) / STATEMENTS };
+    return { perSecond: STATEMENTS / seconds, cpuUs: ((serverCpuMs() - cpu0) * 1000) / STATEMENTS };
   };
 
   for (const [, statement] of STATEMENT_KINDS) await round(statement); // warm-up

@@ -11,9 +11,9 @@ import { Redis } from 'ioredis';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DIST, distModule } from './settings.mjs';
+import { redisKeysUnder } from './setup.mjs';
+import { DIST, REDIS_URL, distModule } from './settings.mjs';
 
-const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const CALLS = 20_000;
 const ROUNDS = 5;
 const SUBJECTS = 2_000;
@@ -23,6 +23,7 @@ const PREFIX = `bench-redis-calls-${process.pid}:`;
 if (!existsSync(path.join(DIST, 'rate-limit/redis.store.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
 const { RATE_LIMIT_SCRIPT } = await distModule('rate-limit/redis.store.js');
+const { windowStart, windowReset } = await distModule('rate-limit/rate-limit.windows.js');
 
 /** A connection with the store's options but for auto-pipelining. */
 async function connect(autoPipelining) {
@@ -42,12 +43,11 @@ async function connect(autoPipelining) {
 /** One allowed request's decision, exact (no lease), in a minute and a day window with room. */
 function decide(redis, n, nowMs) {
   const base = `${PREFIX}{key:${n % SUBJECTS}}`;
-  const minute = Math.floor(nowMs / 60_000) * 60_000;
-  const day = Math.floor(nowMs / 86_400_000) * 86_400_000;
   // prettier-ignore
   return redis.rateLimit(3, `${base}:w:minute`, `${base}:w:day`, `${base}:ban`,
     nowMs, 2, 10, 60_000, 5_000, 0, 1, 100, 1, 86_400_000,
-    1e9, minute, minute + 60_000, 1e9, day, day + 86_400_000);
+    1e9, windowStart(nowMs, 60_000), windowReset(nowMs, 60_000),
+    1e9, windowStart(nowMs, 86_400_000), windowReset(nowMs, 86_400_000));
 }
 
 async function redisCpuMs(admin) {
@@ -100,11 +100,7 @@ try {
     }
   }
 } finally {
-  let cursor = '0';
-  do {
-    const [next, keys] = await admin.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
-    if (keys.length > 0) await admin.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await Promise.all([admin, ...modes.map(([, redis]) => redis)].map((redis) => redis.quit()));
+  const { redis, keys } = await redisKeysUnder(PREFIX);
+  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+  await Promise.all([redis, admin, ...modes.map(([, connection]) => connection)].map((c) => c.quit()));
 }
