@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { cleanup, cleanups, cpuMsOf } from './processes.mjs';
 import { createDisposableDatabase } from './pg-admin.mjs';
+import { fmt, median } from './report.mjs';
 import { migrate } from './setup.mjs';
 import { DIST, PG_ADMIN_URL, RUN_ID, distModule } from './settings.mjs';
 
@@ -80,11 +81,10 @@ try {
   console.log('| statement | per second (median) | PostgreSQL CPU µs per statement (median, range) |');
   console.log('|---|--:|--:|');
   for (const [name, rounds] of results) {
-    const cpu = rounds.map((x) => x.cpuUs).sort((a, b) => a - b);
-    const rate = rounds.map((x) => x.perSecond).sort((a, b) => a - b);
-    const mid = Math.floor(ROUNDS / 2);
+    const cpu = rounds.map((x) => x.cpuUs);
+    const rate = median(rounds.map((x) => x.perSecond));
     console.log(
-      `| ${name} | ${Math.round(rate[mid]).toLocaleString('en-US')} | ${Math.round(cpu[mid])} (${Math.round(cpu[0])}-${Math.round(cpu[ROUNDS - 1])}) |`,
+      `| ${name} | ${fmt(rate)} | ${Math.round(median(cpu))} (${Math.round(Math.min(...cpu))}-${Math.round(Math.max(...cpu))}) |`,
     );
   }
   await Promise.all(clients.map((c) => c.end()));

@@ -11,7 +11,8 @@ import { Redis } from 'ioredis';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { redisKeysUnder } from './setup.mjs';
+import { median, fmt } from './report.mjs';
+import { deleteRedisKeysUnder } from './setup.mjs';
 import { DIST, REDIS_URL, distModule } from './settings.mjs';
 
 const CALLS = 20_000;
@@ -22,8 +23,7 @@ const PREFIX = `bench-redis-calls-${process.pid}:`;
 
 if (!existsSync(path.join(DIST, 'rate-limit/redis.store.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
-const { RATE_LIMIT_SCRIPT } = await distModule('rate-limit/redis.store.js');
-const { windowStart, windowReset } = await distModule('rate-limit/rate-limit.windows.js');
+const { RATE_LIMIT_SCRIPT, rateLimitArgs, rateLimitKeys } = await distModule('rate-limit/redis.store.js');
 
 /** A connection with the store's options but for auto-pipelining. */
 async function connect(autoPipelining) {
@@ -40,14 +40,20 @@ async function connect(autoPipelining) {
   return redis;
 }
 
-/** One allowed request's decision, exact (no lease), in a minute and a day window with room. */
+/** One API key's request, decided exactly (no lease) in a minute and a day window with room. */
 function decide(redis, n, nowMs) {
-  const base = `${PREFIX}{key:${n % SUBJECTS}}`;
-  // prettier-ignore
-  return redis.rateLimit(3, `${base}:w:minute`, `${base}:w:day`, `${base}:ban`,
-    nowMs, 2, 10, 60_000, 5_000, 0, 1, 100, 1, 86_400_000,
-    1e9, windowStart(nowMs, 60_000), windowReset(nowMs, 60_000),
-    1e9, windowStart(nowMs, 86_400_000), windowReset(nowMs, 86_400_000));
+  const request = {
+    subject: `key:${n % SUBJECTS}`,
+    nowMs,
+    windows: [
+      { name: 'minute', ttlMs: 60_000, limit: 1e9 },
+      { name: 'day', ttlMs: 86_400_000, limit: 1e9 },
+    ],
+    banThreshold: 10,
+    banMs: 60_000,
+  };
+  const keys = rateLimitKeys(PREFIX, request);
+  return redis.rateLimit(keys.length, ...keys, ...rateLimitArgs(request));
 }
 
 async function redisCpuMs(admin) {
@@ -76,8 +82,6 @@ async function round(redis, admin, concurrency) {
   };
 }
 
-const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 const admin = await connect(false);
 const modes = [
   ['auto-pipelining', await connect(true)],
@@ -95,12 +99,11 @@ try {
     for (const [name, rounds] of results) {
       const m = (key) => median(rounds.map((x) => x[key]));
       console.log(
-        `| ${concurrency} | ${name} | ${Math.round(m('perSecond')).toLocaleString('en-US')} | ${m('clientUs').toFixed(1)} | ${m('redisUs').toFixed(1)} |`,
+        `| ${concurrency} | ${name} | ${fmt(m('perSecond'))} | ${m('clientUs').toFixed(1)} | ${m('redisUs').toFixed(1)} |`,
       );
     }
   }
 } finally {
-  const { redis, keys } = await redisKeysUnder(PREFIX);
-  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
-  await Promise.all([redis, admin, ...modes.map(([, connection]) => connection)].map((c) => c.quit()));
+  await deleteRedisKeysUnder(PREFIX);
+  await Promise.all([admin, ...modes.map(([, connection]) => connection)].map((c) => c.quit()));
 }

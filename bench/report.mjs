@@ -102,6 +102,8 @@ export const max = (xs) => {
   return v.length ? Math.max(...v) : null;
 };
 export const sum = (xs) => xs.reduce((a, b) => a + (b ?? 0), 0);
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Sums maps of status code to count. */
 export function countStatuses(maps) {

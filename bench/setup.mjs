@@ -201,6 +201,16 @@ export async function redisKeysUnder(prefix) {
   }
 }
 
+/** Deletes every Redis key under `prefix`, in batches of a bounded number of arguments. */
+export async function deleteRedisKeysUnder(prefix) {
+  const { redis, keys } = await redisKeysUnder(prefix);
+  try {
+    for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+  } finally {
+    redis.disconnect();
+  }
+}
+
 export async function redisVersion() {
   try {
     const { Redis } = await import('ioredis');
@@ -274,11 +284,7 @@ export async function prepare(warnings, scenarios) {
   const prefix = `bench:${RUN_ID}:`;
   const prefixSupported = configSupports('RATE_LIMIT_PREFIX');
   if (prefixSupported) {
-    cleanups.push(async () => {
-      const { redis, keys } = await redisKeysUnder(prefix);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    });
+    cleanups.push(() => deleteRedisKeysUnder(prefix));
   }
   return { db, key, many, prefix, prefixSupported };
 }

@@ -110,6 +110,40 @@ interface WithRateLimitScript {
 
 /** Extra lifetime of every key beyond its window, so instances whose clocks differ agree. */
 const EXPIRY_GRACE_MS = 5_000;
+
+/**
+ * RATE_LIMIT_SCRIPT's keys for one request: a hash per window, then the ban. The hash tag keeps
+ * a subject's keys in one Redis Cluster slot.
+ */
+export function rateLimitKeys(prefix: string, request: ConsumeRequest): string[] {
+  const base = `${prefix}{${counterName(request.subject)}}`;
+  return [...request.windows.map((w) => `${base}:w:${w.name}`), `${base}:ban`];
+}
+
+/**
+ * RATE_LIMIT_SCRIPT's arguments for one request: `refund` counts of an ended lease given back,
+ * and a lease of up to `leaseMax` counts asked for (1: the request alone).
+ */
+export function rateLimitArgs(request: ConsumeRequest, refund = 0, leaseMax = 1): (string | number)[] {
+  return [
+    request.nowMs,
+    request.windows.length,
+    request.banThreshold,
+    request.banMs,
+    EXPIRY_GRACE_MS,
+    refund,
+    leaseMax,
+    LEASE_HEADROOM,
+    // API keys' counters never expire: bounded by the keys issued, and never evicted.
+    request.subject.startsWith('key:') ? 1 : 0,
+    Math.max(...request.windows.map((w) => w.ttlMs)),
+    ...request.windows.flatMap((w) => [
+      w.limit,
+      windowStart(request.nowMs, w.ttlMs),
+      windowReset(request.nowMs, w.ttlMs),
+    ]),
+  ];
+}
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
 const RETRY_AFTER_FAILURE_MS = 1_000;
 
@@ -324,35 +358,14 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     }
     return this.parse(request, reply);
   }
-  /**
-   * The keys of one request: a hash per window, then the ban. The hash tag keeps a subject's
-   * keys in one Redis Cluster slot.
-   */
+  /** The Redis keys of one request (rateLimitKeys under this store's prefix). */
   keysOf(request: ConsumeRequest): string[] {
-    const base = `${this.options.prefix}{${counterName(request.subject)}}`;
-    return [...request.windows.map((w) => `${base}:w:${w.name}`), `${base}:ban`];
+    return rateLimitKeys(this.options.prefix, request);
   }
 
   private async evaluate(request: ConsumeRequest, refund = 0, leaseMax = 1): Promise<unknown> {
     const keys = this.keysOf(request);
-    const args: (string | number)[] = [
-      request.nowMs,
-      request.windows.length,
-      request.banThreshold,
-      request.banMs,
-      EXPIRY_GRACE_MS,
-      refund,
-      leaseMax,
-      LEASE_HEADROOM,
-      // API keys' counters never expire: bounded by the keys issued, and never evicted.
-      request.subject.startsWith('key:') ? 1 : 0,
-      Math.max(...request.windows.map((w) => w.ttlMs)),
-      ...request.windows.flatMap((w) => [
-        w.limit,
-        windowStart(request.nowMs, w.ttlMs),
-        windowReset(request.nowMs, w.ttlMs),
-      ]),
-    ];
+    const args = rateLimitArgs(request, refund, leaseMax);
     return inClientSpan(
       'EVALSHA',
       { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' },
