@@ -205,7 +205,8 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   /**
    * Both read with peek(), which leaves the order alone: an entry moves up when it is set (a
    * lease granted, a subject seen full), so the oldest go first, which are the ones that have
-   * run out, and each request spares the LRU's relinking (docs/performance.md, "Many keys").
+   * run out, and each request spares the LRU's relinking (docs/performance.md, "Redis
+   * commands", on the key caches).
    */
   private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES });
   /** Subjects last seen with too little room for a lease, with the windows they were seen in. */
