@@ -23,21 +23,30 @@ const ROUNDS = 5;
 
 if (!existsSync(path.join(DIST, 'pets/pets.service.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
-const { PET_SQL } = await distModule('pets/pets.service.js');
+const { PET_SQL, insertValues, insertWithRecordValues, petJsonAroundId } = await distModule('pets/pets.service.js');
 
 const at = new Date();
-const expiresAt = new Date(at.getTime() + 86_400_000);
-const pet = ['Bench pet', '9007199254740993', 'pending'];
+const pet = { name: 'Bench pet', categoryId: 9007199254740993n, status: 'pending' };
+/** A first request's completed record, as IdempotencyService.completedRecord makes it. */
+const record = () => ({
+  apiKeyId: 1n,
+  key: randomUUID(),
+  fingerprint: 'f'.repeat(64),
+  claimToken: randomUUID(),
+  at,
+  expiresAt: new Date(at.getTime() + 86_400_000),
+  status: 201,
+  ...petJsonAroundId(pet),
+  locationBeforeId: 'http://localhost/v1/pets/',
+});
 const STATEMENT_KINDS = [
-  ['plain insert', () => ({ name: 'pets_insert', text: PET_SQL.insert, values: [...pet, at, at] })],
+  ['plain insert', () => ({ name: 'pets_insert', text: PET_SQL.insert, values: insertValues(pet, at) })],
   [
     'insert with its Idempotency-Key record',
     () => ({
       name: 'pets_insertWithRecord',
       text: PET_SQL.insertWithRecord,
-      // prettier-ignore
-      values: [...pet, at, 1, randomUUID(), 'f'.repeat(64), randomUUID(), expiresAt, 201,
-        '{"id":', ',"name":"Bench pet","categoryId":9007199254740993,"status":"pending"}', 'http://localhost/v1/pets/'],
+      values: insertWithRecordValues(pet, record()),
     }),
   ],
 ];

@@ -126,7 +126,7 @@ export class PetsService {
 
   /** Stores an animal: one INSERT. */
   async insert(pet: NewPet): Promise<Pet> {
-    const [created] = await this.prisma.database.query<Pet>(PET_STATEMENTS.insert, this.insertParams(pet));
+    const [created] = await this.prisma.database.query<Pet>(PET_STATEMENTS.insert, insertValues(pet, this.clock.now()));
     return created;
   }
 
@@ -139,7 +139,7 @@ export class PetsService {
     alongside: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>,
   ): Promise<Pet> {
     return await this.prisma.$transaction(async (tx) => {
-      const [created] = await tx.$queryRawUnsafe<Pet[]>(PET_SQL.insert, ...this.insertParams(pet));
+      const [created] = await tx.$queryRawUnsafe<Pet[]>(PET_SQL.insert, ...insertValues(pet, this.clock.now()));
       await alongside(tx, created);
       return created;
     }, WRITE_TRANSACTION);
@@ -150,21 +150,10 @@ export class PetsService {
    * storing nothing, when the key already has a record.
    */
   async insertWithRecord(pet: NewPet, record: CompletedRecord): Promise<Pet | null> {
-    const [created] = await this.prisma.database.query<Pet>(PET_STATEMENTS.insertWithRecord, [
-      pet.name,
-      pet.categoryId,
-      pet.status,
-      record.at,
-      record.apiKeyId,
-      record.key,
-      record.fingerprint,
-      record.claimToken,
-      record.expiresAt,
-      record.status,
-      record.bodyBeforeId,
-      record.bodyAfterId,
-      record.locationBeforeId,
-    ]);
+    const [created] = await this.prisma.database.query<Pet>(
+      PET_STATEMENTS.insertWithRecord,
+      insertWithRecordValues(pet, record),
+    );
     return created ?? null;
   }
 
@@ -172,10 +161,28 @@ export class PetsService {
     const rows = await this.prisma.database.query<Pet>(PET_STATEMENTS.get, [id]);
     return rows[0] ?? null;
   }
+}
 
-  /** PET_SQL.insert's parameters: the animal, and the Clock's now as created_at and updated_at. */
-  private insertParams(pet: NewPet): unknown[] {
-    const now = this.clock.now();
-    return [pet.name, pet.categoryId, pet.status, now, now];
-  }
+/** PET_SQL.insert's parameters: the animal, and `now` as created_at and updated_at. */
+export function insertValues(pet: NewPet, now: Date): unknown[] {
+  return [pet.name, pet.categoryId, pet.status, now, now];
+}
+
+/** PET_SQL.insertWithRecord's parameters: the animal, then its key's completed record. */
+export function insertWithRecordValues(pet: NewPet, record: CompletedRecord): unknown[] {
+  return [
+    pet.name,
+    pet.categoryId,
+    pet.status,
+    record.at,
+    record.apiKeyId,
+    record.key,
+    record.fingerprint,
+    record.claimToken,
+    record.expiresAt,
+    record.status,
+    record.bodyBeforeId,
+    record.bodyAfterId,
+    record.locationBeforeId,
+  ];
 }
