@@ -24,21 +24,18 @@ const ROUNDS = 5;
 if (!existsSync(path.join(DIST, 'pets/pets.service.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
 const { PET_SQL, insertValues, insertWithRecordValues, petJsonAroundId } = await distModule('pets/pets.service.js');
+const { IdempotencyService } = await distModule('idempotency/idempotency.service.js');
 
 const at = new Date();
 const pet = { name: 'Bench pet', categoryId: 9007199254740993n, status: 'pending' };
-/** A first request's completed record, as IdempotencyService.completedRecord makes it. */
-const record = () => ({
-  apiKeyId: 1n,
-  key: randomUUID(),
-  fingerprint: 'f'.repeat(64),
-  claimToken: randomUUID(),
-  at,
-  expiresAt: new Date(at.getTime() + 86_400_000),
-  status: 201,
-  ...petJsonAroundId(pet),
-  locationBeforeId: 'http://localhost/v1/pets/',
-});
+// completedRecord reads only the clock: no database behind this service.
+const idempotency = new IdempotencyService(null, { now: () => at });
+/** A first request's completed record, made by the service's own completedRecord. */
+const record = () =>
+  idempotency.completedRecord(
+    { apiKeyId: 1n, key: randomUUID(), fingerprint: 'f'.repeat(64) },
+    { status: 201, ...petJsonAroundId(pet), locationBeforeId: 'http://localhost/v1/pets/' },
+  );
 const STATEMENT_KINDS = [
   ['plain insert', () => ({ name: 'pets_insert', text: PET_SQL.insert, values: insertValues(pet, at) })],
   [
