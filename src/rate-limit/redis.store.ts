@@ -144,6 +144,7 @@ export function rateLimitArgs(request: ConsumeRequest, refund = 0, leaseMax = 1)
     ]),
   ];
 }
+
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
 const RETRY_AFTER_FAILURE_MS = 1_000;
 
