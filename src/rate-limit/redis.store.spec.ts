@@ -6,7 +6,7 @@ import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from '../../t
 import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
-import { LEASE_MAX, LEASE_MS, RATE_LIMIT_SCRIPT, RedisRateLimitStore } from './redis.store.js';
+import { LEASE_HEADROOM, LEASE_MAX, LEASE_MS, RATE_LIMIT_SCRIPT, RedisRateLimitStore } from './redis.store.js';
 
 const REDIS_URL = redisUrl();
 
@@ -146,19 +146,20 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       banMs: 90_000,
     });
 
-    it('spend LEASE_MAX counts per round trip when a window has vast room, each request still counted once', async () => {
+    it('start at 2 counts and grow to LEASE_MAX while the subject spends fast, each request still counted once', async () => {
       const client = (store as unknown as { redis: Redis }).redis;
       const sent = jest.spyOn(client, 'sendCommand');
       const counts: number[] = [];
-      for (let i = 0; i < 2 * LEASE_MAX + 1; i++) {
+      for (let i = 0; i < 2 * LEASE_MAX + 2; i++) {
         const r = await store.consume(req('key:lease', T));
         expect(r.outcome).toBe('allowed');
         counts.push(r.windows[0].count);
       }
+      // Leases of 2, 64 and 64 counts.
       expect(sent.mock.calls.filter(isScript)).toHaveLength(3);
       sent.mockRestore();
-      expect(counts).toEqual(Array.from({ length: 2 * LEASE_MAX + 1 }, (_, i) => i + 1));
-      expect(await admin.hget(store.keysOf(req('key:lease', T))[0], 'c')).toBe(String(3 * LEASE_MAX));
+      expect(counts).toEqual(Array.from({ length: 2 * LEASE_MAX + 2 }, (_, i) => i + 1));
+      expect(await admin.hget(store.keysOf(req('key:lease', T))[0], 'c')).toBe(String(2 + 2 * LEASE_MAX));
     });
 
     it('serve a concurrent burst from one lease request at a time, each request counted once', async () => {
@@ -167,18 +168,66 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       const results = await Promise.all(Array.from({ length: 200 }, async () => store.consume(req('key:burst', T))));
       const scripts = sent.mock.calls.filter(isScript).length;
       sent.mockRestore();
-      expect(scripts).toBe(Math.ceil(200 / LEASE_MAX));
+      expect(scripts).toBe(1 + Math.ceil((200 - 2) / LEASE_MAX));
       expect(results.map((r) => r.windows[0].count).sort((a, b) => a - b)).toEqual(
         Array.from({ length: 200 }, (_, i) => i + 1),
       );
     });
 
-    it('give back what an ended lease did not spend', async () => {
+    it('give back what an ended lease did not spend, and ask for twice what it spent', async () => {
       await store.consume(req('key:refund', T));
-      expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe(String(LEASE_MAX));
+      expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe('2');
       const later = await store.consume(req('key:refund', T + LEASE_MS)); // same minute, lease over
       expect(later.windows[0].count).toBe(2);
-      expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe(String(1 + LEASE_MAX));
+      // 1 given back, 2 taken: the last lease spent 1 in its whole lifetime.
+      expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe('3');
+    });
+
+    it("give back an ended lease's unspent counts to the day when its minute is over", async () => {
+      const windows: WindowSpec[] = [
+        { name: 'minute', ttlMs: MINUTE, limit: 10_000 },
+        { name: 'day', ttlMs: DAY, limit: 1_000_000 },
+      ];
+      const [minute, day] = store.keysOf(req('key:day-refund', T, windows));
+      for (let i = 0; i < 3; i++) await store.consume(req('key:day-refund', T, windows)); // leases of 2 and 64
+      expect([await admin.hget(minute, 'c'), await admin.hget(day, 'c')]).toEqual(['66', '66']);
+      const next = await store.consume(req('key:day-refund', T + MINUTE, windows));
+      // The minute starts again; the day gets back the 63 counts the lease did not spend, and
+      // both take the next lease of 2.
+      expect(next.windows.map((w) => w.count)).toEqual([1, 4]);
+      expect([await admin.hget(minute, 'c'), await admin.hget(day, 'c')]).toEqual(['2', String(66 - 63 + 2)]);
+    });
+
+    it('are not taken at a pace that would reach the limit while a lease lasts: decided request by request', async () => {
+      const client = (store as unknown as { redis: Redis }).redis;
+      const windows: WindowSpec[] = [{ name: 'minute', ttlMs: MINUTE, limit: 1_000 }];
+      const at = T + 20_000; // 30 s into the minute
+      // Two subjects met in the middle of a minute: one has spent 100 of it, the other 800.
+      for (const [subject, spent] of [
+        ['key:slow', 100],
+        ['key:fast', 800],
+      ] as const) {
+        await admin.hset(store.keysOf(req(subject, at, windows))[0], {
+          s: String(at - 30_000),
+          c: String(spent),
+          r: '0',
+        });
+      }
+      const sent = jest.spyOn(client, 'sendCommand');
+      for (let i = 0; i < 4; i++) expect((await store.consume(req('key:slow', at, windows))).outcome).toBe('allowed');
+      const slowScripts = sent.mock.calls.filter(isScript).length;
+      for (let i = 0; i < 4; i++) expect((await store.consume(req('key:fast', at, windows))).outcome).toBe('allowed');
+      const fastScripts = sent.mock.calls.filter(isScript).length - slowScripts;
+      sent.mockRestore();
+      // 100 in 30 s leaves far more than two leases' worth of that pace: a lease of 2, then one
+      // of as much of the room left as a lease may take.
+      expect(slowScripts).toBe(2);
+      expect(await admin.hget(store.keysOf(req('key:slow', at, windows))[0], 'c')).toBe(
+        String(102 + Math.floor((1_000 - 102) / LEASE_HEADROOM)),
+      );
+      // 800 in 30 s is 267 per two leases' lifetime: more than its 200 left, so no lease.
+      expect(fastScripts).toBe(4);
+      expect(await admin.hget(store.keysOf(req('key:fast', at, windows))[0], 'c')).toBe('804');
     });
 
     it('never let a window admit more than its limit, shared by two instances near the limit', async () => {

@@ -24,12 +24,15 @@ import { ConsumeRequest, ConsumeResult, Outcome, windowReset, windowStart } from
  * longest window, so under volatile-ttl a flood of fresh addresses evicts other addresses'
  * counters first.
  *
- * Leases: an allowed request may take up to `leaseMax` counts at once, but only as many as
- * leave every window `headroom` times that much room (grant = min(leaseMax, floor(room /
- * headroom))); the instance then spends them locally (RedisRateLimitStore.consume). Counts
- * are taken before they are spent, so no window ever goes over its limit; near a limit the
- * grant falls to 1, which is the exact per-request decision. `refund` first gives back the
- * unspent counts of the caller's expired lease of the same windows.
+ * Leases: an allowed request may take up to `leaseMax` counts at once, which the instance then
+ * spends locally (RedisRateLimitStore.consume). A lease takes at most a `headroom`-th of each
+ * window's room, and leaves free at least what the subject would spend at its pace so far in
+ * the window over two lease lifetimes (`leaseMs`): grant = min(leaseMax, floor(room / headroom),
+ * room - reserve), with reserve = ceil(count * 2 * leaseMs / elapsed). Counts are taken before
+ * they are spent, so no window ever goes over its limit; near a limit, or at a pace that would
+ * reach it while a lease lasts, the grant falls to 1, which is the exact per-request decision.
+ * Each window's `refund` first gives back the unspent counts of the caller's ended lease, for
+ * the windows that lease was taken in.
  */
 export const RATE_LIMIT_SCRIPT = `
 local banKey = KEYS[#KEYS]
@@ -38,17 +41,18 @@ local n = tonumber(ARGV[2])
 local threshold = tonumber(ARGV[3])
 local banMs = tonumber(ARGV[4])
 local grace = tonumber(ARGV[5])
-local refund = tonumber(ARGV[6])
-local leaseMax = tonumber(ARGV[7])
-local headroom = tonumber(ARGV[8])
+local leaseMax = tonumber(ARGV[6])
+local headroom = tonumber(ARGV[7])
+local leaseMs = tonumber(ARGV[8])
 local persistent = ARGV[9] == '1'
 local longestWindowMs = tonumber(ARGV[10])
 local limits, starts, resets, counts, current = {}, {}, {}, {}, {}
 for i = 1, n do
-  local at = 10 + 3 * (i - 1)
+  local at = 10 + 4 * (i - 1)
   limits[i] = tonumber(ARGV[at + 1])
   starts[i] = ARGV[at + 2]
   resets[i] = tonumber(ARGV[at + 3])
+  local refund = tonumber(ARGV[at + 4])
   local stored = redis.call('HMGET', KEYS[i], 's', 'c')
   current[i] = stored[1] == starts[i]
   counts[i] = current[i] and tonumber(stored[2]) or 0
@@ -74,8 +78,11 @@ end
 if blocking == 0 then
   local grant = leaseMax
   for i = 1, n do
-    local room = math.floor((limits[i] - counts[i]) / headroom)
-    if room < grant then grant = room end
+    local room = limits[i] - counts[i]
+    local elapsed = math.max(now - tonumber(starts[i]), 1000)
+    local reserve = math.ceil(counts[i] * 2 * leaseMs / elapsed)
+    local cap = math.min(math.floor(room / headroom), room - reserve)
+    if cap < grant then grant = cap end
   end
   if grant < 1 then grant = 1 end
   for i = 1, n do
@@ -121,26 +128,31 @@ export function rateLimitKeys(prefix: string, request: ConsumeRequest): string[]
 }
 
 /**
- * RATE_LIMIT_SCRIPT's arguments for one request: `refund` counts of an ended lease given back,
- * and a lease of up to `leaseMax` counts asked for (1: the request alone).
+ * RATE_LIMIT_SCRIPT's arguments for one request: a lease of up to `leaseMax` counts asked for
+ * (1: the request alone), and per window the counts of an ended lease given back (`refunds`).
  */
-export function rateLimitArgs(request: ConsumeRequest, refund = 0, leaseMax = 1): (string | number)[] {
+export function rateLimitArgs(
+  request: ConsumeRequest,
+  leaseMax = 1,
+  refunds: readonly number[] = [],
+): (string | number)[] {
   return [
     request.nowMs,
     request.windows.length,
     request.banThreshold,
     request.banMs,
     EXPIRY_GRACE_MS,
-    refund,
     leaseMax,
     LEASE_HEADROOM,
+    LEASE_MS,
     // API keys' counters never expire: bounded by the keys issued, and never evicted.
     request.subject.startsWith('key:') ? 1 : 0,
     Math.max(...request.windows.map((w) => w.ttlMs)),
-    ...request.windows.flatMap((w) => [
+    ...request.windows.flatMap((w, i) => [
       w.limit,
       windowStart(request.nowMs, w.ttlMs),
       windowReset(request.nowMs, w.ttlMs),
+      refunds[i] ?? 0,
     ]),
   ];
 }
@@ -149,18 +161,23 @@ export function rateLimitArgs(request: ConsumeRequest, refund = 0, leaseMax = 1)
 const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /**
- * Leases (see RATE_LIMIT_SCRIPT): at most this many counts taken at once, only while every
- * window keeps LEASE_HEADROOM times the lease in room, and spent within LEASE_MS. So a lease
- * needs at least 2 × 100 counts of room: a free key (60 a minute) is always decided in Redis
- * request by request; an enterprise key with a million a minute spends 64 per round trip.
- * What a lease costs in exactness: the X-RateLimit-Remaining another instance reports may
- * count this instance's unspent lease as used (at most LEASE_MAX per instance, for at most
- * LEASE_MS, then refunded when the subject next needs Redis), and a ban set by another
- * instance is seen here once the lease ends. No window ever admits more than its limit.
+ * Leases (see RATE_LIMIT_SCRIPT). A subject whose every window allows at least LEASE_MIN_LIMIT
+ * takes counts ahead and spends them here, for at most LEASE_MS: first 2, then twice what its
+ * last lease spent per LEASE_MS (so a lease follows the subject's pace on this instance), up to
+ * LEASE_MAX, and never more than a LEASE_HEADROOM-th of a window's room or more than would
+ * leave the subject's pace short of room while the lease lasts. Smaller windows (the free
+ * plan's 60 a minute, an address's requests) are decided in Redis request by request.
+ * What a lease costs in exactness: the X-RateLimit-Remaining another instance reports counts
+ * this instance's unspent counts as used (for at most LEASE_MS, then given back when the
+ * subject next needs Redis here), and a ban set by another instance is seen here once the lease
+ * ends. No window ever admits more than its limit.
  */
 export const LEASE_MAX = 64;
-export const LEASE_HEADROOM = 100;
-export const LEASE_MS = 1_000;
+export const LEASE_HEADROOM = 50;
+export const LEASE_MS = 5_000;
+export const LEASE_MIN_LIMIT = 200;
+/** What a subject without a recent lease on this instance asks for. */
+const FIRST_LEASE = 2;
 /** Subjects with a lease held at once; the least recently used are forgotten (their counts stay spent). */
 const MAX_LEASES = 10_000;
 
@@ -173,6 +190,7 @@ interface Lease {
   base: number[];
   granted: number;
   used: number;
+  grantedAtMs: number;
   expiresAtMs: number;
 }
 
@@ -335,15 +353,15 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       await pendingLease;
       return this.consume(request);
     }
-    // Unspent counts of an ended lease of these same windows go back; a lease of past windows
-    // has nothing to give back (its counters are gone with their windows).
-    const refund = expired !== undefined && sameWindows(expired, request) ? expired.granted - expired.used : 0;
+    // Unspent counts of an ended lease go back to the windows it was taken in that are still
+    // current; a past window has nothing to give back (its counter is gone with it).
+    const refunds = expired !== undefined ? unspent(expired, request) : undefined;
     if (expired !== undefined) this.leases.delete(subject);
     let settled: (() => void) | undefined;
     if (leaseable) this.leasing.set(subject, new Promise<void>((resolve) => (settled = resolve)));
     let reply: unknown;
     try {
-      reply = await this.evaluate(request, refund, leaseable ? LEASE_MAX : 1);
+      reply = await this.evaluate(request, leaseable ? leaseAsk(expired, request.nowMs) : 1, refunds);
     } catch (err) {
       this.skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS;
       this.markDown(err);
@@ -365,9 +383,9 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     return rateLimitKeys(this.options.prefix, request);
   }
 
-  private async evaluate(request: ConsumeRequest, refund = 0, leaseMax = 1): Promise<unknown> {
+  private async evaluate(request: ConsumeRequest, leaseMax: number, refunds?: readonly number[]): Promise<unknown> {
     const keys = this.keysOf(request);
-    const args = rateLimitArgs(request, refund, leaseMax);
+    const args = rateLimitArgs(request, leaseMax, refunds);
     return inClientSpan(
       'EVALSHA',
       { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' },
@@ -380,7 +398,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
    * full for one in these windows (then requests skip waiting for a lease that cannot come).
    */
   private leaseable(request: ConsumeRequest): boolean {
-    for (const w of request.windows) if (w.limit < 2 * LEASE_HEADROOM) return false;
+    for (const w of request.windows) if (w.limit < LEASE_MIN_LIMIT) return false;
     const full = this.full.peek(request.subject);
     return full === undefined || full !== windowsKey(request);
   }
@@ -398,6 +416,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
         base: request.windows.map((_w, i) => values[2 + i] - granted),
         granted,
         used: 1,
+        grantedAtMs: request.nowMs,
         expiresAtMs: request.nowMs + LEASE_MS,
       };
       this.leases.set(request.subject, lease);
@@ -434,6 +453,27 @@ function sameWindows(lease: Lease, request: ConsumeRequest): boolean {
     if (lease.limits[i] !== windows[i].limit || lease.starts[i] !== windowStart(nowMs, windows[i].ttlMs)) return false;
   }
   return true;
+}
+
+/**
+ * Counts to ask for after `last`: twice what it spent, scaled to a lease's lifetime by the time
+ * it lasted (until spent, or until it ran out), so a subject spending fast here takes more at
+ * once and a slow one holds few counts that others cannot use.
+ */
+function leaseAsk(last: Lease | undefined, nowMs: number): number {
+  if (last === undefined) return FIRST_LEASE;
+  const lastedMs = Math.max(1, Math.min(nowMs, last.expiresAtMs) - last.grantedAtMs);
+  return Math.min(LEASE_MAX, Math.max(FIRST_LEASE, Math.ceil((2 * last.used * LEASE_MS) / lastedMs)));
+}
+
+/** Per window of the request, what an ended lease did not spend when it was taken in that window, else 0. */
+function unspent(lease: Lease, request: ConsumeRequest): number[] {
+  const left = lease.granted - lease.used;
+  return request.windows.map((w, i) =>
+    lease.starts.length === request.windows.length && lease.starts[i] === windowStart(request.nowMs, w.ttlMs)
+      ? left
+      : 0,
+  );
 }
 
 /** An allowed request spending a lease: each window counts what others had, plus this instance's spent counts. */
