@@ -161,8 +161,9 @@ export function rateLimitArgs(
 const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /**
- * Leases (see RATE_LIMIT_SCRIPT). A subject whose every window allows at least LEASE_MIN_LIMIT
- * takes counts ahead and spends them here, for at most LEASE_MS: first 2, then twice what its
+ * Leases (see RATE_LIMIT_SCRIPT) spare most requests of a busy key a round trip to Redis
+ * (docs/performance.md, "Leases that follow a key's pace"). A subject whose every window allows
+ * at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most LEASE_MS: first 2, then twice what its
  * last lease spent per LEASE_MS (so a lease follows the subject's pace on this instance), up to
  * LEASE_MAX, and never more than a LEASE_HEADROOM-th of a window's room or more than would
  * leave the subject's pace short of room while the lease lasts. Smaller windows (the free
