@@ -162,16 +162,17 @@ const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /**
  * Leases (see RATE_LIMIT_SCRIPT) spare most requests of a busy key a round trip to Redis
- * (docs/performance.md, "Leases that follow a key's pace"). A subject whose every window allows
- * at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most LEASE_MS: first 2, then twice what its
- * last lease spent per LEASE_MS (so a lease follows the subject's pace on this instance), up to
- * LEASE_MAX, and never more than a LEASE_HEADROOM-th of a window's room or more than would
- * leave the subject's pace short of room while the lease lasts. Smaller windows (the free
- * plan's 60 a minute, an address's requests) are decided in Redis request by request.
+ * (docs/performance.md, "Leases that follow a key's pace"). A subject whose every window
+ * allows at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most
+ * LEASE_MS: first 2, then twice what its last lease spent per LEASE_MS (so a lease follows the
+ * subject's pace on this instance), up to LEASE_MAX, and never more than a LEASE_HEADROOM-th of
+ * a window's room or more than would leave the subject's pace short of room while the lease
+ * lasts. Smaller windows (the free plan's 60 a minute, an address's requests) are decided in
+ * Redis request by request.
  * What a lease costs in exactness: the X-RateLimit-Remaining another instance reports counts
- * this instance's unspent counts as used (for at most LEASE_MS, then given back when the
- * subject next needs Redis here), and a ban set by another instance is seen here once the lease
- * ends. No window ever admits more than its limit.
+ * this instance's unspent counts as used (until the lease has ended and the subject next needs
+ * Redis here, which gives them back), and a ban set by another instance is seen here once the
+ * lease ends. No window ever admits more than its limit.
  */
 export const LEASE_MAX = 64;
 export const LEASE_HEADROOM = 50;
@@ -191,8 +192,8 @@ interface Lease {
   base: number[];
   granted: number;
   used: number;
+  /** When it was granted; it ends LEASE_MS later. */
   grantedAtMs: number;
-  expiresAtMs: number;
 }
 
 export interface RedisStoreOptions {
@@ -317,7 +318,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     if (
       lease !== undefined &&
       lease.used < lease.granted &&
-      request.nowMs < lease.expiresAtMs &&
+      request.nowMs < lease.grantedAtMs + LEASE_MS &&
       sameWindows(lease, request)
     ) {
       lease.used += 1;
@@ -418,7 +419,6 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
         granted,
         used: 1,
         grantedAtMs: request.nowMs,
-        expiresAtMs: request.nowMs + LEASE_MS,
       };
       this.leases.set(request.subject, lease);
       return leased(request, lease);
@@ -463,17 +463,16 @@ function sameWindows(lease: Lease, request: ConsumeRequest): boolean {
  */
 function leaseAsk(last: Lease | undefined, nowMs: number): number {
   if (last === undefined) return FIRST_LEASE;
-  const lastedMs = Math.max(1, Math.min(nowMs, last.expiresAtMs) - last.grantedAtMs);
+  const lastedMs = Math.max(1, Math.min(nowMs - last.grantedAtMs, LEASE_MS));
   return Math.min(LEASE_MAX, Math.max(FIRST_LEASE, Math.ceil((2 * last.used * LEASE_MS) / lastedMs)));
 }
 
 /** Per window of the request, what an ended lease did not spend when it was taken in that window, else 0. */
 function unspent(lease: Lease, request: ConsumeRequest): number[] {
   const left = lease.granted - lease.used;
+  const comparable = lease.starts.length === request.windows.length;
   return request.windows.map((w, i) =>
-    lease.starts.length === request.windows.length && lease.starts[i] === windowStart(request.nowMs, w.ttlMs)
-      ? left
-      : 0,
+    comparable && lease.starts[i] === windowStart(request.nowMs, w.ttlMs) ? left : 0,
   );
 }
 
