@@ -1,15 +1,14 @@
-// The scenarios of the aged dataset: raw and the service started a second time, against the
-// aged database (bench/aged-data.mjs), after the servers of the normal dataset have stopped,
+// The scenarios of the aged dataset: raw, the floor, the peer and the service started a second
+// time, against the aged database (bench/aged-data.mjs), after the servers of the normal dataset have stopped,
 // so each set has the machine to itself. Then the plans of the service's statements for each
 // scenario, on the aged database, with the scenario's parameters.
-import path from 'node:path';
 import { agedDatabase } from './aged-data.mjs';
 import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
 import { explainReads, listStatement } from './plans.mjs';
 import { cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
-import { runSql, serviceEnvFor, waitForIdle } from './setup.mjs';
-import { DIST, ORDER, ROOT, RUN_ID, log } from './settings.mjs';
+import { runSql, serverSpecs, waitForIdle } from './setup.mjs';
+import { ORDER, RUN_ID, log } from './settings.mjs';
 
 /** The statement and parameters the service sends for a scenario's first request. */
 function statementOf(petSql, s) {
@@ -21,23 +20,12 @@ export async function runAged({ scenarios, petSql, prefix, prefixSupported, firs
   const key = issueKey({ DATABASE_URL: db.url }) ?? 'bench-no-key';
   // The key is the only row a run adds; removed so the database stays as built.
   cleanups.push(() => runSql(db.url, `DELETE FROM "api_keys" WHERE "name" = 'bench ${RUN_ID}'`));
-  const names = ORDER.filter((n) => n === 'raw' || n === 'service');
+  const names = ORDER.filter((n) => n !== 'candidate');
   const servers = {};
   let next = firstPort;
   const ports = {};
   for (const name of names) next = (ports[name] = await freePort(next)) + 1;
-  const specs = {
-    raw: [
-      [path.join(ROOT, 'bench/baseline.mjs')],
-      {
-        DATABASE_URL: db.url,
-        DB_POOL_MAX: '10',
-        PUBLIC_BASE_URL: `http://127.0.0.1:${ports.service ?? ports.raw}/v1`,
-        ...(petSql ? { BENCH_PET_SQL: JSON.stringify(petSql) } : {}),
-      },
-    ],
-    service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
-  };
+  const specs = serverSpecs({ db, petSql, ports, prefix, prefixSupported });
   for (const name of names)
     servers[name] = await startServer(name, specs[name][0], specs[name][1], ports[name], { tag: `${name}-aged` });
   if (servers.service) {

@@ -7,7 +7,7 @@ import { measure } from './load.mjs';
 import { get } from './processes.mjs';
 import { summarise } from './profile-summary.mjs';
 import { aggregate, countStatuses } from './report.mjs';
-import { bindScenario, runsOn } from './scenarios.mjs';
+import { bindScenario } from './scenarios.mjs';
 import { ORDER, distModule } from './settings.mjs';
 
 /**
@@ -49,7 +49,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
   const ledgers = [];
   const statusChecks = {};
   for (const scenario of scenarios) {
-    const names = ORDER.filter((n) => servers[n] && runsOn(scenario, n));
+    const names = ORDER.filter((n) => servers[n]);
     // Twice each, the second pass in the reverse order, so drift (table growth, caches, a
     // neighbour's load) does not favour whoever goes first.
     const per = Object.fromEntries(names.map((n) => [n, []]));
@@ -63,10 +63,17 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
     loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });
     const scenarioRows = names.map((n) => aggregate(scenario, n, per[n]));
     const rate = (n) => scenarioRows.find((r) => r.server === n)?.reqPerSec ?? null;
+    // Against a server that answered nothing in its runs (the peer's slowest plans), any answer
+    // is infinitely more.
+    const vs = (r, other) => {
+      const base = r.server === other ? null : rate(other);
+      if (base === null) return null;
+      return base > 0 ? r.reqPerSec / base : r.reqPerSec > 0 ? Infinity : null;
+    };
     for (const r of scenarioRows) {
-      r.vsRaw = r.server !== 'raw' && rate('raw') ? r.reqPerSec / rate('raw') : null;
-      r.vsFloor = r.server !== 'floor' && rate('floor') ? r.reqPerSec / rate('floor') : null;
-      r.vsPeer = r.server !== 'peer' && rate('peer') ? r.reqPerSec / rate('peer') : null;
+      r.vsRaw = vs(r, 'raw');
+      r.vsFloor = vs(r, 'floor');
+      r.vsPeer = vs(r, 'peer');
       r.vsService = r.server === 'candidate' && rate('service') ? r.reqPerSec / rate('service') : null;
     }
     rows.push(...scenarioRows);
@@ -74,7 +81,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
 
     // One more run each under the CPU profiler, not in the table (profiling costs a few %).
     if (profiles.includes(scenario.name)) {
-      for (const name of ['service', 'floor', 'peer'].filter((n) => servers[n] && runsOn(scenario, n))) {
+      for (const name of ['service', 'floor', 'peer'].filter((n) => servers[n])) {
         const r = await measure(servers[name], scenario, key, { profile: true });
         if (name === 'service') serviceRuns.push(r);
         ledgers.push({

@@ -11,7 +11,7 @@ export const fmt = (n, digits = 0) =>
   n === null || n === undefined || Number.isNaN(n)
     ? '–'
     : Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-export const times = (r) => (r === null || r === undefined ? '' : `${r.toFixed(2)}x`);
+export const times = (r) => (r === null || r === undefined ? '' : r === Infinity ? '∞' : `${r.toFixed(2)}x`);
 
 /** A Markdown table, the first `left` columns left-aligned, the rest right-aligned. */
 export function markdown(header, body, left = 2) {

@@ -18,11 +18,11 @@
 // enterprise key; listPetsManyKeys (the 2,000 keys, each request from its key's own address,
 // every key kept within its plan's limits, and the bench checks the service answered no 429);
 // createPetIdempotent (a fresh Idempotency-Key per request; the others run their plain create);
-// listStatus* (filtered lists, limit=20, with and without a cursor; raw and the service only).
+// listStatus* (filtered lists, limit=20, with and without a cursor).
 // Then the aged dataset (bench/aged-data.mjs, bench/aged-run.mjs): 2,000,000 pets with skewed
-// statuses in a database kept between runs; once the servers above have stopped, raw and the
-// service start again against it for the aged* scenarios, and the report shows the plan of the
-// service's statement for each. Then the embedded default, the service alone.
+// statuses in a database kept between runs; once the servers above have stopped, raw, the floor,
+// the peer and the service start again against it for the aged* scenarios, and the report shows
+// the plan of the service's statement for each. Then the embedded default, the service alone.
 //
 // Prints the table, the targets (bench/targets.mjs) and the cost ledger (bench/ledger.mjs); writes
 // JSON to bench/results/. Everything it creates is removed at the end, also on failure, except
@@ -91,7 +91,7 @@ import {
   quietMachineWarnings,
   scenarioNotes,
 } from './report.mjs';
-import { PROFILES, runsOn, SCENARIOS, SELECTED_AGED } from './scenarios.mjs';
+import { PROFILES, SCENARIOS, SELECTED_AGED } from './scenarios.mjs';
 import {
   build,
   configSupports,
@@ -101,6 +101,7 @@ import {
   redisVersion,
   SEED_PETS,
   seedEmbedded,
+  serverSpecs,
   serviceEnvFor,
 } from './setup.mjs';
 import {
@@ -116,7 +117,6 @@ import {
   METRICS_TOKEN,
   NODE_VERSION,
   ORDER,
-  PEERS_DIST,
   REDIS_URL,
   RESULTS,
   ROOT,
@@ -150,7 +150,7 @@ async function main() {
   for (const name of SERVER_NAMES) next = (ports[name] = await freePort(next)) + 1;
   // The baseline sends the service's own read statements, when the service names them.
   const { PET_SQL } = await distModule('pets/pets.service.js').catch(() => ({}));
-  const normalNames = ORDER.filter((n) => SCENARIOS.some((s) => runsOn(s, n)));
+  const normalNames = SCENARIOS.length > 0 ? ORDER : [];
   const plans = await explainReads(db.url, PET_SQL);
   if (plans)
     for (const [name, p] of Object.entries(plans))
@@ -158,25 +158,7 @@ async function main() {
 
   const profiled = (name) => SCENARIOS.some((s) => PROFILES.includes(s.name)) && name !== 'raw';
   const specs = {
-    raw: [
-      [path.join(ROOT, 'bench/baseline.mjs')],
-      {
-        DATABASE_URL: db.url,
-        DB_POOL_MAX: '10',
-        // The service's base URL, so that the Link headers of both are the same text.
-        PUBLIC_BASE_URL: `http://127.0.0.1:${ports.service}/v1`,
-        ...(PET_SQL ? { BENCH_PET_SQL: JSON.stringify(PET_SQL) } : {}),
-      },
-    ],
-    floor: [
-      [path.join(PEERS_DIST, 'bench/peers/floor.js')],
-      { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' },
-    ],
-    peer: [
-      [path.join(PEERS_DIST, 'bench/peers/peer.js')],
-      { DATABASE_URL: db.url, DB_POOL_MAX: '10', NODE_ENV: 'production' },
-    ],
-    service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
+    ...serverSpecs({ db, petSql: PET_SQL, ports, prefix, prefixSupported }),
     // Its own rate-limit counters, so the two builds' runs never share a window.
     ...(CANDIDATE_DIST && {
       candidate: [
@@ -376,7 +358,7 @@ async function main() {
     ...(agedRows.length
       ? [
           '',
-          `Aged dataset (${AGED_PETS.toLocaleString('en-US')} pets, database ${aged.db.name}, ${aged.db.reused ? `reused, checked in ${fmt(aged.db.checkMs)} ms` : `built in ${fmt(aged.db.seedMs / 1000, 1)} s`}; raw and the service started again against it):`,
+          `Aged dataset (${AGED_PETS.toLocaleString('en-US')} pets, database ${aged.db.name}, ${aged.db.reused ? `reused, checked in ${fmt(aged.db.checkMs)} ms` : `built in ${fmt(aged.db.seedMs / 1000, 1)} s`}; its servers started again against it):`,
           '',
           mainTable(agedRows),
         ]

@@ -1,6 +1,6 @@
-// The scenarios: what one autocannon request of each is, on which servers it runs, and which
-// dataset. The requests of some are completed at run time (bindScenario): the many keys' draw,
-// and cursors taken from a real page's Link header.
+// The scenarios: what one autocannon request of each is, and on which dataset. The requests of
+// some are completed at run time (bindScenario): the many keys' draw, and cursors taken from a
+// real page's Link header.
 import { randomUUID } from 'node:crypto';
 import { URLSearchParams } from 'node:url';
 import { keyPicker } from './keys.mjs';
@@ -20,9 +20,7 @@ const CREATE = {
 
 /**
  * The filtered lists on both datasets, limit=20: `cursorAfter` is about where the page starts
- * (its cursor comes from the Link header of the unfiltered page after that id). `servers` limits a
- * scenario to raw and the service, the two that page with cursors (the floor and the peer ignore
- * them) and the two the aged comparison is about.
+ * (its cursor comes from the Link header of the unfiltered page after that id).
  */
 const statusLists = (prefix, middle, dataset) =>
   [
@@ -35,7 +33,6 @@ const statusLists = (prefix, middle, dataset) =>
     name: `${prefix}${suffix}`,
     label: `${dataset} status=${status} limit=20${after ? ` after id ~${after.toLocaleString('en-US')}` : ''}`,
     dataset: dataset === 'aged' ? 'aged' : 'normal',
-    servers: ['raw', 'service'],
     status,
     cursorAfter: after,
     matching: `listStatus${suffix}`,
@@ -79,7 +76,6 @@ export const AGED_SCENARIOS = [
     name: 'agedList',
     label: 'aged listPets limit=20',
     dataset: 'aged',
-    servers: ['raw', 'service'],
     request: list('limit=20'),
   },
   ...statusLists('aged', AGED_MIDDLE, 'aged'),
@@ -108,10 +104,6 @@ export const PROFILES =
 for (const name of PROFILES)
   if (!NORMAL_SCENARIOS.some((s) => s.name === name))
     throw new Error(`BENCH_PROFILE: unknown scenario "${name}" (${NORMAL_SCENARIOS.map((s) => s.name).join(', ')})`);
-
-/** Whether a scenario runs on a server. */
-export const runsOn = (scenario, server) =>
-  !scenario.servers || scenario.servers.includes(server === 'candidate' ? 'service' : server);
 
 /**
  * A scenario with its request complete: the many keys' draw, and a cursor from `cursorFor`

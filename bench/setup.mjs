@@ -246,6 +246,25 @@ export function serviceEnvFor(db, port, prefix, prefixSupported) {
 }
 
 /**
+ * How to start raw, the floor, the peer and the service on a database: script and environment.
+ * Raw and the floor send the service's own statements (`petSql`, its PET_SQL), so they cannot
+ * drift from it; raw's Link headers name the service's port, so both write the same text.
+ */
+export function serverSpecs({ db, petSql, ports, prefix, prefixSupported }) {
+  const pool = { DATABASE_URL: db.url, DB_POOL_MAX: '10' };
+  const sql = petSql ? { BENCH_PET_SQL: JSON.stringify(petSql) } : {};
+  return {
+    raw: [
+      [path.join(ROOT, 'bench/baseline.mjs')],
+      { ...pool, PUBLIC_BASE_URL: `http://127.0.0.1:${ports.service ?? ports.raw}/v1`, ...sql },
+    ],
+    floor: [[path.join(PEERS_DIST, 'bench/peers/floor.js')], { ...pool, NODE_ENV: 'production', ...sql }],
+    peer: [[path.join(PEERS_DIST, 'bench/peers/peer.js')], { ...pool, NODE_ENV: 'production' }],
+    service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
+  };
+}
+
+/**
  * Waits until no statement has run on a database for three checks in a row (at most `maxMs`),
  * so the backlog a run of slow queries leaves (requests still queued in a server's pool when
  * the load generator stops) does not fall into the next server's run. Returns the ms waited.

@@ -1,12 +1,17 @@
 // The framework floor of `npm run bench`: bare NestJS + Express + `pg`, written as the NestJS docs
 // show (one module, one controller, a custom provider for the pool), with the raw baseline's SQL as
-// named prepared statements and nothing else: no auth, limits, validation, logging or headers.
+// named prepared statements (the service's PET_SQL, which the bench passes in BENCH_PET_SQL as it
+// does to the baseline) and nothing else: no auth, limits, validation, logging or headers. It
+// reads the status filter and the cursor, so it does every list scenario's work.
 // What the service costs above this is what its features cost; what this costs above the raw
 // baseline is what Nest and Express cost.
 //
-// Usage (after `npm run bench` has built it): DATABASE_URL=… PORT=3602 node .tmp/bench-peers/bench/peers/floor.js
+// Usage (after `npm run bench` has built both):
+//   DATABASE_URL=… PORT=3602 BENCH_PET_SQL="$(node -e "import('./.tmp/bench-dist/pets/pets.service.js')
+//     .then((m) => console.log(JSON.stringify(m.PET_SQL)))")" node .tmp/bench-peers/bench/peers/floor.js
 import 'reflect-metadata';
 import {
+  BadRequestException,
   Body,
   Controller,
   Get,
@@ -22,13 +27,13 @@ import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 
 const PG_POOL = Symbol('PG_POOL');
-const COLUMNS = 'SELECT "id", "name", "category_id" AS "categoryId", "status"::text AS "status" FROM "pets"';
-const SQL = {
-  list: `${COLUMNS} ORDER BY "id" LIMIT $1`,
-  listStatus: `${COLUMNS} WHERE "status" = CAST($1::text AS "PetStatus") ORDER BY "id" LIMIT $2`,
-  get: `${COLUMNS} WHERE "id" = $1`,
-  create:
-    'INSERT INTO "public"."pets" ("name","category_id","status","created_at","updated_at") VALUES ($1,$2,CAST($3::text AS "public"."PetStatus"),$4,$5) RETURNING "public"."pets"."id", "public"."pets"."name", "public"."pets"."category_id" AS "categoryId", "public"."pets"."status"::text',
+const SQL: Record<string, string> = JSON.parse(process.env.BENCH_PET_SQL ?? '{}');
+for (const name of ['list', 'listAfter', 'get', 'insert'])
+  if (!SQL[name]) throw new Error(`BENCH_PET_SQL has no "${name}" statement`);
+const STATUS_STATEMENTS: Record<string, string> = {
+  available: 'listAvailable',
+  pending: 'listPending',
+  sold: 'listSold',
 };
 
 interface CreatePet {
@@ -41,13 +46,23 @@ interface CreatePet {
 class PetsController {
   constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
 
-  private async run(name: keyof typeof SQL, values: unknown[]): Promise<unknown[]> {
+  private async run(name: string, values: unknown[]): Promise<unknown[]> {
     return (await this.pool.query({ name, text: SQL[name], values })).rows;
   }
 
   @Get('v1/pets')
-  list(@Query('limit') limit = '20', @Query('status') status?: string): Promise<unknown[]> {
-    return status === undefined ? this.run('list', [limit]) : this.run('listStatus', [status, limit]);
+  list(
+    @Query('limit') limit = '20',
+    @Query('status') status?: string,
+    @Query('cursor') cursor?: string,
+  ): Promise<unknown[]> {
+    const first = status === undefined ? 'list' : STATUS_STATEMENTS[status];
+    if (first === undefined) throw new BadRequestException('status');
+    if (cursor === undefined) return this.run(first, [limit]);
+    // The interface's cursor: base64url of "p1." and the last id of the page before.
+    const after = /^p1\.([1-9][0-9]{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
+    if (after === undefined) throw new BadRequestException('cursor');
+    return this.run(`${first}After`, [after, limit]);
   }
 
   @Get('v1/pets/:petId')
@@ -60,7 +75,7 @@ class PetsController {
   @Post('v1/pets')
   async create(@Body() body: CreatePet): Promise<unknown> {
     const now = new Date();
-    const [pet] = await this.run('create', [body.name, body.categoryId, body.status ?? 'available', now, now]);
+    const [pet] = await this.run('insert', [body.name, body.categoryId, body.status ?? 'available', now, now]);
     return pet;
   }
 

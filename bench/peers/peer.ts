@@ -1,11 +1,14 @@
 // The peer of `npm run bench`: what a user writes from the NestJS and Prisma docs: NestJS +
 // Express + Prisma ORM (a PrismaService, the pg driver adapter Prisma 7 needs), a global
 // ValidationPipe with class-validator DTOs, and nothing else: no auth, limits, logging or headers.
+// It reads the status filter and the cursor, so it does every list scenario's work, with the
+// query Prisma writes for them.
 // The service must be at least as fast as this on every scenario (a target: bench/targets.mjs).
 //
 // Usage (after `npm run bench` has built it): DATABASE_URL=… PORT=3603 node .tmp/bench-peers/bench/peers/peer.js
 import 'reflect-metadata';
 import {
+  BadRequestException,
   Body,
   Controller,
   Get,
@@ -23,7 +26,7 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Type } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsBase64, IsEnum, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { PetStatus, PrismaClient } from '../../src/generated/prisma/client.js';
 
 // JSON has no BigInt; Node 24's JSON.rawJSON writes the exact digits, older Nodes get a string.
@@ -54,6 +57,15 @@ class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestro
 class ListPetsQuery {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) limit?: number;
   @IsOptional() @IsEnum(PetStatus) status?: PetStatus;
+  // The interface's cursor: base64url of "p1." and the last id of the page before.
+  @IsOptional() @IsBase64({ urlSafe: true }) cursor?: string;
+}
+
+/** The id a cursor points after. */
+function afterId(cursor: string): bigint {
+  const id = /^p1\.([1-9][0-9]{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
+  if (id === undefined) throw new BadRequestException('cursor');
+  return BigInt(id);
 }
 
 class CreatePetDto {
@@ -67,8 +79,9 @@ class PetsController {
   constructor(private readonly prisma: PrismaService) {}
 
   @Get('v1/pets')
-  list(@Query() { limit = 20, status }: ListPetsQuery) {
-    return this.prisma.pet.findMany({ where: { status }, orderBy: { id: 'asc' }, take: limit });
+  list(@Query() { limit = 20, status, cursor }: ListPetsQuery) {
+    const id = cursor === undefined ? undefined : { gt: afterId(cursor) };
+    return this.prisma.pet.findMany({ where: { status, id }, orderBy: { id: 'asc' }, take: limit });
   }
 
   @Get('v1/pets/:petId')
