@@ -49,9 +49,10 @@
 //                       compared with it (the table's "vs service"); not on the aged or embedded runs
 //   BENCH_EMBEDDED=0    skip the embedded-database runs
 //   BENCH_AGED=0        skip the aged dataset (its first build takes a while; later runs reuse it)
-//   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets (or
-//                       BENCH_PROFILE=<scenario>[,<scenario>…], scenarios of the normal dataset;
-//                       the first scenario when BENCH_ONLY leaves listPets out), one more run each
+//   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets,
+//                       listPetsManyKeys and createPetIdempotent (or BENCH_PROFILE=<scenario>[,…],
+//                       scenarios of the normal dataset; the first scenario when BENCH_ONLY
+//                       leaves those three out), one more run each
 //                       of service, floor and peer under V8's CPU profiler (bench/cpu-profiler.mjs);
 //                       prints the ledger of each side by side and the service's top functions.
 //                       The profiled runs are not in the table. BENCH_PROFILE=0 skips them.

@@ -91,15 +91,19 @@ export const SCENARIOS = NORMAL_SCENARIOS.filter(chosen);
 export const SELECTED_AGED = AGED_SCENARIOS.filter(chosen);
 
 /**
- * The scenarios of the cost ledger: listPets (the hot path, profiled on every run), or the
- * first scenario run when BENCH_ONLY leaves it out; BENCH_PROFILE=<scenario>[,<scenario>…] names
- * others and BENCH_PROFILE=0 skips the profiled runs. Scenarios of the normal dataset only.
+ * The scenarios of the cost ledger: listPets (the hot path) and the two paths production shapes,
+ * listPetsManyKeys and createPetIdempotent, those of them that run, or else the first scenario
+ * run; BENCH_PROFILE=<scenario>[,<scenario>…] names others and BENCH_PROFILE=0 skips the
+ * profiled runs. Scenarios of the normal dataset only.
  */
+const DEFAULT_PROFILES = ['listPets', 'listPetsManyKeys', 'createPetIdempotent'];
 export const PROFILES =
   process.env.BENCH_PROFILE === '0'
     ? []
     : !process.env.BENCH_PROFILE || process.env.BENCH_PROFILE === '1'
-      ? [(SCENARIOS.find((s) => s.name === 'listPets') ?? SCENARIOS[0])?.name].filter(Boolean)
+      ? SCENARIOS.some((s) => DEFAULT_PROFILES.includes(s.name))
+        ? DEFAULT_PROFILES.filter((name) => SCENARIOS.some((s) => s.name === name))
+        : SCENARIOS.slice(0, 1).map((s) => s.name)
       : process.env.BENCH_PROFILE.split(',').map((s) => s.trim());
 for (const name of PROFILES)
   if (!NORMAL_SCENARIOS.some((s) => s.name === name))
