@@ -1,7 +1,7 @@
 // The scenarios of the aged dataset: raw, the floor, the peer and the service started a second
-// time, against the aged database (bench/aged-data.mjs), after the servers of the normal dataset have stopped,
-// so each set has the machine to itself. Then the plans of the service's statements for each
-// scenario, on the aged database, with the scenario's parameters.
+// time, against the aged database (bench/aged-data.mjs), after the servers of the normal
+// dataset have stopped, so each set has the machine to itself. Then the plans of the service's
+// statements for each scenario, on the aged database, with the scenario's parameters.
 import { agedDatabase } from './aged-data.mjs';
 import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';

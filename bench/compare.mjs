@@ -74,7 +74,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
       r.vsRaw = vs(r, 'raw');
       r.vsFloor = vs(r, 'floor');
       r.vsPeer = vs(r, 'peer');
-      r.vsService = r.server === 'candidate' && rate('service') ? r.reqPerSec / rate('service') : null;
+      r.vsService = r.server === 'candidate' ? vs(r, 'service') : null;
     }
     rows.push(...scenarioRows);
     const serviceRuns = [...(per.service ?? [])];

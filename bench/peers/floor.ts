@@ -25,16 +25,18 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
+import { decodeCursor } from '../../src/pets/cursor.js';
 
 const PG_POOL = Symbol('PG_POOL');
 const SQL: Record<string, string> = JSON.parse(process.env.BENCH_PET_SQL ?? '{}');
-for (const name of ['list', 'listAfter', 'get', 'insert'])
-  if (!SQL[name]) throw new Error(`BENCH_PET_SQL has no "${name}" statement`);
 const STATUS_STATEMENTS: Record<string, string> = {
   available: 'listAvailable',
   pending: 'listPending',
   sold: 'listSold',
 };
+const LISTS = ['list', ...Object.values(STATUS_STATEMENTS)].flatMap((first) => [first, `${first}After`]);
+for (const name of [...LISTS, 'get', 'insert'])
+  if (!SQL[name]) throw new Error(`BENCH_PET_SQL has no "${name}" statement`);
 
 interface CreatePet {
   name: string;
@@ -59,9 +61,8 @@ class PetsController {
     const first = status === undefined ? 'list' : STATUS_STATEMENTS[status];
     if (first === undefined) throw new BadRequestException('status');
     if (cursor === undefined) return this.run(first, [limit]);
-    // The interface's cursor: base64url of "p1." and the last id of the page before.
-    const after = /^p1\.([1-9][0-9]{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
-    if (after === undefined) throw new BadRequestException('cursor');
+    const after = decodeCursor(cursor);
+    if (after === null) throw new BadRequestException('cursor');
     return this.run(`${first}After`, [after, limit]);
   }
 

@@ -26,8 +26,9 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Type } from 'class-transformer';
-import { IsBase64, IsEnum, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsEnum, IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { PetStatus, PrismaClient } from '../../src/generated/prisma/client.js';
+import { decodeCursor } from '../../src/pets/cursor.js';
 
 // JSON has no BigInt; Node 24's JSON.rawJSON writes the exact digits, older Nodes get a string.
 const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
@@ -57,15 +58,14 @@ class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestro
 class ListPetsQuery {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100) limit?: number;
   @IsOptional() @IsEnum(PetStatus) status?: PetStatus;
-  // The interface's cursor: base64url of "p1." and the last id of the page before.
-  @IsOptional() @IsBase64({ urlSafe: true }) cursor?: string;
+  @IsOptional() @IsString() cursor?: string;
 }
 
-/** The id a cursor points after. */
+/** The id a cursor points after (the interface's cursor, decoded as the service decodes it). */
 function afterId(cursor: string): bigint {
-  const id = /^p1\.([1-9][0-9]{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
-  if (id === undefined) throw new BadRequestException('cursor');
-  return BigInt(id);
+  const id = decodeCursor(cursor);
+  if (id === null) throw new BadRequestException('cursor');
+  return id;
 }
 
 class CreatePetDto {
