@@ -13,7 +13,7 @@ import type { ServerConfig } from './config/server.config.js';
 import { ShutdownService } from './lifecycle/shutdown.service.js';
 import { AppLogger } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
-import { mountOpenApi } from './openapi/openapi.js';
+import { documentedOrigins, mountOpenApi } from './openapi/openapi.js';
 import { endRequestSpan } from './tracing/tracing.js';
 
 /**
@@ -55,6 +55,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
           keyId,
         });
       },
+      { docsConnectOrigins: documentedOrigins(config.publicUrls) },
     ),
   );
   if (config.cors.corsOrigins.length > 0) app.enableCors(corsOptions(config.cors));

@@ -10,6 +10,7 @@ import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { OpenApiModule } from './openapi/openapi.module.js';
 import { PetsModule } from './pets/pets.module.js';
 import { DeprecationHeadersGuard } from './deprecation/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
@@ -44,6 +45,7 @@ export class AppModule {
         AdmissionModule,
         HealthModule,
         PetsModule,
+        OpenApiModule,
       ],
       providers: [
         { provide: Clock, useValue: options.clock ?? new SystemClock() },

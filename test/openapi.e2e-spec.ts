@@ -12,7 +12,7 @@ const UPDATE = 'npm run openapi:snapshot';
 
 type Doc = {
   openapi: string;
-  info: { version: string };
+  info: { version: string; description: string };
   servers: { url: string }[];
   paths: Record<
     string,
@@ -86,6 +86,99 @@ describe('OpenAPI document', () => {
     expect(Object.keys(getPet.responses).sort()).toEqual(
       expect.arrayContaining(['200', '400', '401', '404', '410', '429']),
     );
+  });
+
+  it('gives every error response an example per code, and declares the headers each response carries', () => {
+    type Response = {
+      headers?: Record<string, unknown>;
+      content?: { 'application/json'?: { examples?: Record<string, { value: { code: string; status: number } }> } };
+    };
+    const responses = (p: string, m: string) =>
+      (doc.paths[p][m] as unknown as { responses: Record<string, Response> }).responses;
+    const codes = (r: Response) =>
+      Object.values(r.content?.['application/json']?.examples ?? {}).map((e) => [e.value.code, e.value.status]);
+    const getPet = responses('/pets/{petId}', 'get');
+    expect(codes(getPet['401'])).toEqual([
+      ['missing_api_key', 401],
+      ['invalid_api_key', 401],
+      ['api_key_expired', 401],
+    ]);
+    expect(codes(getPet['404'])).toEqual([['not_found', 404]]);
+    expect(codes(getPet['429'])).toEqual([
+      ['rate_limit_exceeded', 429],
+      ['api_key_temporarily_banned', 429],
+    ]);
+    expect(codes(getPet['503'])).toEqual([['service_unavailable', 503]]);
+    const createPet = responses('/pets', 'post');
+    expect(codes(createPet['413'])).toEqual([['payload_too_large', 413]]);
+    expect(codes(createPet['415'])).toEqual([['unsupported_media_type', 415]]);
+    for (const [p, item] of Object.entries(doc.paths))
+      for (const m of Object.keys(item))
+        for (const [status, r] of Object.entries(responses(p, m))) {
+          expect({ at: `${m} ${p} ${status}`, requestId: r.headers?.['X-Request-Id'] }).toEqual({
+            at: `${m} ${p} ${status}`,
+            requestId: { $ref: '#/components/headers/RequestId' },
+          });
+          if (Number(status) >= 400) expect(codes(r).length).toBeGreaterThan(0);
+        }
+    for (const r of Object.values(getPet))
+      expect(Object.keys(r.headers ?? {})).toEqual(expect.arrayContaining(['Deprecation', 'Sunset', 'Link']));
+    expect(Object.keys(createPet['201'].headers ?? {})).toEqual(
+      expect.arrayContaining(['Location', 'Idempotent-Replayed']),
+    );
+    for (const r of [getPet['429'], getPet['503'], createPet['409']])
+      expect(Object.keys(r.headers ?? {})).toContain('Retry-After');
+  });
+
+  it('says in info.description how to get a key, the plans with their limits, and where the docs are', () => {
+    const description = doc.info.description;
+    expect(description).toContain('npm run apikey -- create');
+    expect(description).toContain('| free | 60 | 1,000 |');
+    expect(description).toContain('| business | 1,000 | 100,000 |');
+    expect(description).toContain('`/docs`');
+    expect(description).toContain('`/openapi.json`');
+  });
+
+  it.each(['/', '/v1'])('points GET %s to the documentation, with no key and no rate limit', async (path) => {
+    const res = await request(app.getHttpServer()).get(path);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({
+      name: 'Animal Store API',
+      version: '1.0.0',
+      docs: '/docs',
+      openapi: '/openapi.json',
+      api: '/v1',
+    });
+    expect(res.headers.link).toBe('</docs>; rel="service-doc", </openapi.json>; rel="service-desc"');
+    expect(res.headers['x-request-id']).toBeDefined();
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    const head = await request(app.getHttpServer()).head(path);
+    expect(head.status).toBe(200);
+    expect(head.headers.link).toBe(res.headers.link);
+  });
+
+  it('lets Try-it-out on /docs call the origin the page was opened at, whatever its host name', async () => {
+    for (const host of ['localhost:3000', '127.0.0.1:3000', 'docs.internal.example:8080']) {
+      const page = await request(app.getHttpServer()).get('/docs/').set('Host', host);
+      expect(page.status).toBe(200);
+      const csp = page.headers['content-security-policy'] as string;
+      const connect = csp.split(';').find((d) => d.startsWith('connect-src '));
+      // 'self' is the origin the page was served from; the documented servers' origins may be
+      // tried as well; nothing else (no *, no scheme-wide source).
+      expect(connect).toBe("connect-src 'self' https://api.example.test https://staging.example.test");
+    }
+    // The UI's copy of the document offers the relative server first, then the documented ones.
+    const init = await request(app.getHttpServer()).get('/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    const servers = /"servers":\s*(\[[^\]]*\])/.exec(init.text)?.[1];
+    expect(JSON.parse(servers ?? 'null')).toEqual([
+      { url: '/v1', description: 'This server (the origin this page was opened at)' },
+      { url: 'https://api.example.test/v1', description: 'Production' },
+      { url: 'https://staging.example.test/v1', description: 'Staging' },
+    ]);
+    // The served document keeps exactly the two documented servers.
+    expect(doc.servers.map((s) => s.url)).toEqual(['https://api.example.test/v1', 'https://staging.example.test/v1']);
   });
 
   it('serves Swagger UI at /docs', async () => {

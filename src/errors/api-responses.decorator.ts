@@ -1,24 +1,152 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
+import { DB_RETRY_AFTER_SECONDS } from './database-errors.js';
+import type { ErrorBody, ErrorCode, ErrorDetail } from './api-error.js';
 import { ErrorDto } from './error.dto.js';
 
-const DESCRIPTIONS: Record<number, string> = {
-  400: 'The request holds invalid values (`malformed_json`, `validation_failed`, `invalid_parameter`, `unknown_parameter`).',
-  401: 'Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`).',
-  404: 'The animal does not exist (`not_found`).',
-  409: 'A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`).',
-  410: 'The operation has passed its sunset date (`gone`).',
-  413: 'The request body is larger than 16 KiB (`payload_too_large`).',
-  415: 'The request body is not application/json (`unsupported_media_type`).',
-  422: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).',
-  429: 'Rate limit exceeded (`rate_limit_exceeded`, `api_key_temporarily_banned`); see Retry-After.',
-  500: 'Unexpected error (`internal_error`).',
-  503: 'The database is unreachable (`service_unavailable`); see Retry-After.',
+/** One documented error status: what it means and, per code the service answers it with, an example. */
+export interface ErrorResponseDoc {
+  meaning: string;
+  examples: Partial<Record<ErrorCode, { message: string; details?: ErrorDetail[] }>>;
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+}
+
+/**
+ * Every status the operations' errors (ApiError) are answered with, and the codes of each,
+ * each with an example body shaped as the service writes it. src/errors/api-responses.spec.ts
+ * checks this table and ROUTING_ERRORS against the `new ApiError(status, 'code', …)` of the
+ * source, both ways, so a new code or a code moved to another status shows up here.
+ */
+export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
+  400: {
+    meaning: 'The request holds invalid values',
+    examples: {
+      validation_failed: {
+        message: 'name must be 1 to 255 characters long',
+        details: [{ field: 'name', message: 'name must be 1 to 255 characters long' }],
+      },
+      malformed_json: { message: 'The request body is not valid JSON: Unexpected end of input.' },
+      invalid_parameter: {
+        message: 'petId must be an integer from 1 to 9223372036854775807.',
+        details: [{ field: 'petId', message: 'petId must be an integer from 1 to 9223372036854775807' }],
+      },
+      unknown_parameter: {
+        message: 'Unknown parameter: colour.',
+        details: [{ field: 'colour', message: 'colour is not an accepted parameter' }],
+      },
+    },
+  },
+  401: {
+    meaning: 'The API key is missing, not valid (unknown, revoked or forged) or expired',
+    examples: {
+      missing_api_key: { message: 'An API key is required: send it as "Authorization: Bearer <key>".' },
+      invalid_api_key: { message: 'The API key is not valid: it is unknown or has been revoked.' },
+      api_key_expired: { message: 'The API key expired at 2026-11-01T00:00:00.000Z; ask for a new one.' },
+    },
+    headers: {
+      'WWW-Authenticate': {
+        description: 'The bearer challenge (RFC 6750).',
+        schema: { type: 'string', example: 'Bearer realm="animal-store"' },
+      },
+    },
+  },
+  404: {
+    meaning: 'The animal does not exist',
+    examples: {
+      not_found: { message: 'No animal has id 42.' },
+    },
+  },
+  409: {
+    meaning: 'A request with the same Idempotency-Key is still in flight',
+    examples: {
+      idempotency_key_in_flight: {
+        message: 'A request with this Idempotency-Key is still being processed; retry after it has finished.',
+      },
+    },
+    headers: {
+      'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+    },
+  },
+  410: {
+    meaning: 'The operation has passed its sunset date',
+    examples: {
+      gone: {
+        message:
+          'GET /pets/{petId} was removed on Thu, 05 Dec 2030 00:00:00 GMT; use GET /pets with the status filter.',
+      },
+    },
+  },
+  413: {
+    meaning: 'The request body is larger than 16 KiB',
+    examples: { payload_too_large: { message: 'The request body must be at most 16384 bytes.' } },
+  },
+  415: {
+    meaning: 'The request body is not UTF-8 application/json',
+    examples: { unsupported_media_type: { message: 'The request body must be application/json.' } },
+  },
+  422: {
+    meaning: 'The Idempotency-Key was used with a different request body',
+    examples: {
+      idempotency_key_reused: {
+        message:
+          'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      },
+    },
+  },
+  429: {
+    meaning: 'Over the rate limit, or the key is banned for calling while limited; wait Retry-After seconds',
+    examples: {
+      rate_limit_exceeded: {
+        message: 'Rate limit exceeded for this API key (60 requests per minute); retry after 17 seconds.',
+      },
+      api_key_temporarily_banned: {
+        message: 'Too many requests were sent while rate limited: this API key is banned for 840 more seconds.',
+      },
+    },
+  },
+  500: {
+    meaning: 'An unexpected error (logged by the service with the X-Request-Id)',
+    examples: { internal_error: { message: 'An unexpected error occurred.' } },
+  },
+  503: {
+    meaning: 'The database cannot be reached, or too many unknown API keys are being checked; wait Retry-After seconds',
+    examples: { service_unavailable: { message: 'The service is temporarily unavailable; retry later.' } },
+    headers: {
+      'Retry-After': {
+        description: 'Whole seconds to wait before retrying.',
+        schema: { type: 'integer', minimum: 1, example: DB_RETRY_AFTER_SECONDS },
+      },
+    },
+  },
 };
 
-/** Documents the Error responses an operation can return. */
+/**
+ * The answers of routing, not of an operation: a path no route answers, a method a path does
+ * not take (docs/api.md, "Errors"). They have no operation to be documented on.
+ */
+export const ROUTING_ERRORS = ['404 route_not_found', '405 method_not_allowed'] as const;
+
+/** The example Error body of `code` at `status`. */
+export function exampleBody(status: number, code: ErrorCode): ErrorBody {
+  const example = ERROR_RESPONSES[status].examples[code];
+  if (example === undefined) throw new Error(`no example of ${code} at ${status}`);
+  return { code, message: example.message, status, ...(example.details ? { details: example.details } : {}) };
+}
+
+/** Documents the Error responses an operation can return, each with an example per code. */
 export function ApiErrorResponses(...statuses: number[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorDto })),
+    ...statuses.map((status) => {
+      const doc = ERROR_RESPONSES[status];
+      if (doc === undefined) throw new Error(`ERROR_RESPONSES documents no ${status}`);
+      const codes = Object.keys(doc.examples) as ErrorCode[];
+      return ApiResponse({
+        status,
+        description: `${doc.meaning} (${codes.map((c) => `\`${c}\``).join(', ')}).`,
+        type: ErrorDto,
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: exampleBody(status, code) }])),
+        ...(doc.headers ? { headers: doc.headers } : {}),
+      });
+    }),
   );
 }

@@ -49,9 +49,9 @@ export function corsOptions(config: CorsConfig): NonNullable<Parameters<INestApp
  * the ones made for HTML documents or old browsers (COOP, Origin-Agent-Cluster, DNS prefetch,
  * IE's download and XSS filters, Flash's cross-domain policies) are left off: they would add
  * bytes to every API response for nothing. Swagger UI at /docs loads its own scripts,
- * styles and images and fetches /openapi.json, so it gets helmet's default policy for pages
- * instead, without upgrade-insecure-requests (which would break the page served over plain
- * HTTP locally).
+ * styles and images and sends Try-it-out's requests, so it gets helmet's default policy for
+ * pages instead, without upgrade-insecure-requests (which would break the page served over plain
+ * HTTP locally) and with the connect-src of docsHelmetOptions.
  *
  * helmet's headers depend on its options only, never on the request (no nonces here), so each
  * policy is run once, at start, against a recording response (framework/helmet-recorder.ts),
@@ -68,9 +68,17 @@ export const API_HELMET_OPTIONS: HelmetOptions = {
   xPermittedCrossDomainPolicies: false,
   xXssProtection: false,
 };
-export const DOCS_HELMET_OPTIONS: HelmetOptions = {
-  contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
-};
+/**
+ * The docs page's policy. Try-it-out sends its requests from the page: `connect-src` allows the
+ * origin the page was served from ('self', whatever host name the browser used) and the origins
+ * of the documented servers (`extraConnectOrigins`, PUBLIC_BASE_URL's and STAGING_BASE_URL's),
+ * nothing else.
+ */
+export function docsHelmetOptions(extraConnectOrigins: readonly string[] = []): HelmetOptions {
+  const connectSrc = ["'self'", ...new Set(extraConnectOrigins)];
+  return { contentSecurityPolicy: { directives: { connectSrc, upgradeInsecureRequests: null } } };
+}
+export const DOCS_HELMET_OPTIONS: HelmetOptions = docsHelmetOptions();
 
 /** Responses of the API are never stored by a cache: they carry rate-limit state and keyed data. */
 const API_CACHE_CONTROL: [string, string] = ['Cache-Control', 'no-store'];
@@ -80,10 +88,10 @@ export interface EdgeHeaders {
   forPath(path: string): RecordedHeaders;
 }
 
-export function edgeHeaders(): EdgeHeaders {
+export function edgeHeaders(docsConnectOrigins: readonly string[] = []): EdgeHeaders {
   const api = recordHeaders(helmet(API_HELMET_OPTIONS));
   const v1: RecordedHeaders = { set: [...api.set, API_CACHE_CONTROL], removed: api.removed };
-  const docs = recordHeaders(helmet(DOCS_HELMET_OPTIONS));
+  const docs = recordHeaders(helmet(docsHelmetOptions(docsConnectOrigins)));
   return {
     // /v1 in any case: routing is case-sensitive, so /V1/pets is a 404, and that answer is one of
     // the API's too (no-store, like every /v1 response).
@@ -115,8 +123,12 @@ export type RequestFinished = (req: Request, res: Response, durationMs: number) 
  * duration, to the access log and the metrics once the response is over. One middleware and one
  * listener per request whatever the number of concerns, since each costs on every request.
  */
-export function requestEdge(onStart: () => void, onFinished: RequestFinished) {
-  const headers = edgeHeaders();
+export function requestEdge(
+  onStart: () => void,
+  onFinished: RequestFinished,
+  { docsConnectOrigins = [] }: { docsConnectOrigins?: readonly string[] } = {},
+) {
+  const headers = edgeHeaders(docsConnectOrigins);
   return (req: Request, res: Response, next: NextFunction): void => {
     const startedAt = performance.now();
     const id = requestIdFor(req);

@@ -1,8 +1,7 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata, UseInterceptors } from '@nestjs/common';
-import { ApiHeader, ApiResponse } from '@nestjs/swagger';
+import { ApiHeader } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
-import { ErrorDto } from '../errors/error.dto.js';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
 import { IDEMPOTENT_OPERATION, idempotentCallOf, IdempotencyInterceptor } from './idempotency.interceptor.js';
 
@@ -33,16 +32,7 @@ export function Idempotent(operation: string): MethodDecorator {
         example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
       },
     }),
-    ApiResponse({
-      status: 409,
-      description:
-        'A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`); retry after Retry-After.',
-      type: ErrorDto,
-      headers: {
-        'Retry-After': { description: 'Seconds to wait before retrying (1).', schema: { type: 'integer', minimum: 1 } },
-      },
-    }),
-    ApiErrorResponses(422),
+    ApiErrorResponses(409, 422),
   );
 }
 

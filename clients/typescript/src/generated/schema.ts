@@ -129,6 +129,14 @@ export interface components {
         RateLimit: string;
         /** @description Whole seconds to wait before retrying (at least 1): until the exhausted window resets, or the ban ends. */
         RateLimitRetryAfter: number;
+        /** @description The request's id: the incoming X-Request-Id when well formed (`[A-Za-z0-9._-]{1,128}`), else a new UUID. Quote it when reporting a problem. */
+        RequestId: string;
+        /** @description RFC 9745: when the operation was deprecated, as a structured date (`@` and Unix seconds). */
+        Deprecation: string;
+        /** @description RFC 8594: when the operation is removed (it answers 410 `gone` from then on). */
+        Sunset: string;
+        /** @description RFC 8288: the operation to use instead, `rel="successor-version"`. */
+        SuccessorLink: string;
     };
     pathItems: never;
 }
@@ -153,6 +161,7 @@ export interface operations {
             /** @description A page of animals, a bare array. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     /** @description RFC 8288 link to the next page, when there is one. */
                     Link?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -166,9 +175,10 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description The request holds invalid values (`malformed_json`, `validation_failed`, `invalid_parameter`, `unknown_parameter`). */
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -180,9 +190,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -194,9 +207,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limit_exceeded`, `api_key_temporarily_banned`); see Retry-After. */
+            /** @description Over the rate limit, or the key is banned for calling while limited; wait Retry-After seconds (`rate_limit_exceeded`, `api_key_temporarily_banned`). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -209,9 +223,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected error (`internal_error`). */
+            /** @description An unexpected error (logged by the service with the X-Request-Id) (`internal_error`). */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -223,9 +238,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable (`service_unavailable`); see Retry-After. */
+            /** @description The database cannot be reached, or too many unknown API keys are being checked; wait Retry-After seconds (`service_unavailable`). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -258,6 +276,7 @@ export interface operations {
             /** @description The stored animal with its assigned id. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     /** @description URL of the new animal. */
                     Location?: string;
                     /** @description Present, `true`, when this is the replayed response of an earlier request with the same Idempotency-Key. */
@@ -273,9 +292,10 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The request holds invalid values (`malformed_json`, `validation_failed`, `invalid_parameter`, `unknown_parameter`). */
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -287,9 +307,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -301,10 +324,11 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`); retry after Retry-After. */
+            /** @description A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`). */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying (1). */
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Seconds to wait before retrying. */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -320,6 +344,7 @@ export interface operations {
             /** @description The request body is larger than 16 KiB (`payload_too_large`). */
             413: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -331,9 +356,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request body is not application/json (`unsupported_media_type`). */
+            /** @description The request body is not UTF-8 application/json (`unsupported_media_type`). */
             415: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -345,9 +371,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key was used with a different body (`idempotency_key_reused`). */
+            /** @description The Idempotency-Key was used with a different request body (`idempotency_key_reused`). */
             422: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -359,9 +386,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limit_exceeded`, `api_key_temporarily_banned`); see Retry-After. */
+            /** @description Over the rate limit, or the key is banned for calling while limited; wait Retry-After seconds (`rate_limit_exceeded`, `api_key_temporarily_banned`). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -374,9 +402,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected error (`internal_error`). */
+            /** @description An unexpected error (logged by the service with the X-Request-Id) (`internal_error`). */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -388,9 +417,12 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable (`service_unavailable`); see Retry-After. */
+            /** @description The database cannot be reached, or too many unknown API keys are being checked; wait Retry-After seconds (`service_unavailable`). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -419,6 +451,10 @@ export interface operations {
             /** @description The animal. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -430,9 +466,13 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The request holds invalid values (`malformed_json`, `validation_failed`, `invalid_parameter`, `unknown_parameter`). */
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -444,9 +484,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -461,6 +507,10 @@ export interface operations {
             /** @description The animal does not exist (`not_found`). */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -475,6 +525,10 @@ export interface operations {
             /** @description The operation has passed its sunset date (`gone`). */
             410: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -486,9 +540,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Rate limit exceeded (`rate_limit_exceeded`, `api_key_temporarily_banned`); see Retry-After. */
+            /** @description Over the rate limit, or the key is banned for calling while limited; wait Retry-After seconds (`rate_limit_exceeded`, `api_key_temporarily_banned`). */
             429: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -501,9 +559,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unexpected error (`internal_error`). */
+            /** @description An unexpected error (logged by the service with the X-Request-Id) (`internal_error`). */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -515,9 +577,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable (`service_unavailable`); see Retry-After. */
+            /** @description The database cannot be reached, or too many unknown API keys are being checked; wait Retry-After seconds (`service_unavailable`). */
             503: {
                 headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

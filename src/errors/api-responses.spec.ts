@@ -1,0 +1,46 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ERROR_CODES } from './api-error.js';
+import { ERROR_RESPONSES, exampleBody, ROUTING_ERRORS } from './api-responses.decorator.js';
+
+/** Every `new ApiError(<status>, '<code>'` written in the service's source, as "status code". */
+function thrownInSource(dir = 'src'): Set<string> {
+  const found = new Set<string>();
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'generated') for (const pair of thrownInSource(path)) found.add(pair);
+    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
+      for (const m of readFileSync(path, 'utf8').matchAll(/new ApiError\(\s*(\d{3}),\s*'(\w+)'/g))
+        found.add(`${m[1]} ${m[2]}`);
+    }
+  }
+  return found;
+}
+
+describe('ERROR_RESPONSES (the error examples of the OpenAPI document)', () => {
+  const documented = new Set([
+    ...Object.entries(ERROR_RESPONSES).flatMap(([status, doc]) =>
+      Object.keys(doc.examples).map((c) => `${status} ${c}`),
+    ),
+    ...ROUTING_ERRORS,
+  ]);
+
+  it('has an example for every status and code the source throws, and none it never throws', () => {
+    const thrown = thrownInSource();
+    expect(thrown.size).toBeGreaterThan(15);
+    expect([...thrown].filter((pair) => !documented.has(pair)).sort()).toEqual([]);
+    expect([...documented].filter((pair) => !thrown.has(pair)).sort()).toEqual([]);
+  });
+
+  it('writes each example as the Error body of its status, with a code of the catalogue', () => {
+    for (const [status, doc] of Object.entries(ERROR_RESPONSES)) {
+      for (const code of Object.keys(doc.examples) as (typeof ERROR_CODES)[number][]) {
+        const body = exampleBody(Number(status), code);
+        expect(ERROR_CODES).toContain(body.code);
+        expect(body.status).toBe(Number(status));
+        expect(body.message.length).toBeGreaterThan(0);
+      }
+    }
+  });
+});
