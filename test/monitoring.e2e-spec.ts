@@ -57,8 +57,25 @@ export function metricNames(expr: string): string[] {
 }
 
 interface RuleFile {
-  groups: { rules: { alert?: string; expr: string }[] }[];
+  groups: { rules: { alert?: string; expr: string; annotations?: Record<string, string> }[] }[];
 }
+
+/** The anchors a Markdown renderer (GitHub's) gives a file's headings: lower case, punctuation dropped, spaces as '-'. */
+function headingAnchors(markdown: string): Set<string> {
+  return new Set(
+    (markdown.match(/^#{1,6} .+$/gm) ?? []).map((heading) =>
+      heading
+        .replace(/^#+ /, '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+}
+
+const alertingRules = () =>
+  (yaml.load(readFileSync('deploy/prometheus/alerts.yml', 'utf8')) as RuleFile).groups.flatMap((g) => g.rules);
 
 interface Dashboard {
   panels: { title: string; targets: { expr: string }[] }[];
@@ -102,9 +119,7 @@ describe('monitoring: alerting rules and dashboard against the exported metrics'
   });
 
   it('every alerting rule names only exported metrics, and each names one', () => {
-    const rules = (yaml.load(readFileSync('deploy/prometheus/alerts.yml', 'utf8')) as RuleFile).groups.flatMap(
-      (g) => g.rules,
-    );
+    const rules = alertingRules();
     expect(rules.map((r) => r.alert)).toEqual(
       expect.arrayContaining([
         'AnimalStoreHighErrorRate',
@@ -126,6 +141,29 @@ describe('monitoring: alerting rules and dashboard against the exported metrics'
         alert: rule.alert,
         names: true,
       });
+  });
+
+  it('every alert has a runbook_url whose section exists in docs/operations.md', () => {
+    const anchors = headingAnchors(readFileSync('docs/operations.md', 'utf8'));
+    expect(anchors).toContain('animalstorehigherrorrate');
+    const rules = alertingRules();
+    expect(rules.length).toBeGreaterThanOrEqual(9);
+    const broken = rules
+      .map((r) => ({ alert: r.alert, url: r.annotations?.runbook_url }))
+      .filter(({ url }) => {
+        const [path, anchor, ...rest] = (url ?? '').split('#');
+        return path !== 'docs/operations.md' || anchor === undefined || rest.length > 0 || !anchors.has(anchor);
+      });
+    expect(broken).toEqual([]);
+  });
+
+  it('the dashboard shows key refusals by reason and requests refused while banned', () => {
+    const dashboard = JSON.parse(readFileSync('deploy/grafana/dashboards/animal-store.json', 'utf8')) as Dashboard;
+    const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr));
+    expect(exprs).toContain('sum by (reason) (rate(api_key_refusals_total{job="animal-store"}[$__rate_interval]))');
+    expect(exprs).toContain(
+      'sum by (plan) (rate(rate_limit_rejections_total{job="animal-store", code="api_key_temporarily_banned"}[$__rate_interval]))',
+    );
   });
 
   it('every panel of the dashboard queries only exported metrics', () => {
