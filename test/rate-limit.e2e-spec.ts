@@ -225,10 +225,19 @@ function planLimits(store: 'memory' | 'redis'): void {
         );
       return line ? Number(line.split(' ').pop()) : 0;
     };
+    /** Bans started for plan free, from /metrics. */
+    const bans = async (): Promise<number> => {
+      const line = (await http().get('/metrics')).text
+        .split('\n')
+        .find((l) => l.startsWith('rate_limit_bans_total{') && l.includes('plan="free"'));
+      return line ? Number(line.split(' ').pop()) : -1;
+    };
     const before = {
       limited: await rejected('rate_limit_exceeded'),
       banned: await rejected('api_key_temporarily_banned'),
+      bans: await bans(),
     };
+    expect(before.bans).toBeGreaterThanOrEqual(0);
     const key = await issueApiKey(app, { plan: 'free' });
     for (let i = 0; i < 60; i++) expect((await http().get('/v1/pets').set(as(key))).status).toBe(200);
     for (let i = 0; i < 20; i++) expect429(await http().get('/v1/pets').set(as(key)), 'rate_limit_exceeded', 50);
@@ -241,6 +250,8 @@ function planLimits(store: 'memory' | 'redis'): void {
     // Still banned in the next minute windows, to the last second; other keys are unaffected.
     clock.set(new Date(Date.parse(noon) + 899_000));
     expect429(await http().get('/v1/pets').set(as(key)), 'api_key_temporarily_banned', 1);
+    // One ban started, however many requests it refused.
+    expect(await bans()).toBe(before.bans + 1);
     const other = await issueApiKey(app, { plan: 'free' });
     expect((await http().get('/v1/pets').set(as(other))).status).toBe(200);
     clock.set(new Date(Date.parse(noon) + 900_000));

@@ -43,6 +43,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly rateLimitBans = new Counter({
+    name: 'rate_limit_bans_total',
+    help: 'Bans started: a key (or, for anonymous, a client address) refused more than RATE_LIMIT_BAN_THRESHOLD times in one limited period, by plan.',
+    labelNames: ['plan'] as const,
+    registers: [this.registry],
+  });
+
   private readonly databaseErrors = new Counter({
     name: 'database_errors_total',
     help: 'Database failures seen by the service: unavailable (unreachable, timed out) or query (other errors).',
@@ -76,7 +83,10 @@ export class MetricsService {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Series exist from the start at 0, so rates and alerts work before the first event.
-    for (const plan of [...PLANS, 'anonymous']) this.rateLimitRejections.inc({ plan, code: 'rate_limit_exceeded' }, 0);
+    for (const plan of [...PLANS, 'anonymous']) {
+      this.rateLimitRejections.inc({ plan, code: 'rate_limit_exceeded' }, 0);
+      this.rateLimitBans.inc({ plan }, 0);
+    }
     for (const kind of ['unavailable', 'query'] as const) this.databaseErrors.inc({ kind }, 0);
     for (const reason of API_KEY_REFUSAL_REASONS) this.apiKeyRefusals.inc({ reason }, 0);
   }
@@ -94,6 +104,11 @@ export class MetricsService {
   /** Counts a 429: `plan` is the key's plan, or 'anonymous' for requests limited per address. */
   rateLimitRejected(plan: string, code: RateLimitRejection = 'rate_limit_exceeded'): void {
     this.rateLimitRejections.inc({ plan, code });
+  }
+
+  /** Counts a ban that starts now: `plan` is the key's plan, or 'anonymous' for a client address. */
+  rateLimitBanStarted(plan: string): void {
+    this.rateLimitBans.inc({ plan });
   }
 
   databaseError(kind: DatabaseErrorKind): void {

@@ -106,7 +106,7 @@ export class MemoryRateLimitStore extends RateLimitStore {
       const until = nowMs + banMs;
       if (isKey) entry.bannedUntil = until;
       else this.bans.set(subject, until);
-      return { outcome: 'banned', windows: state(), bannedUntilMs: until };
+      return { outcome: 'banned', windows: state(), bannedUntilMs: until, banStarted: true };
     }
     return { outcome: 'limited', windows: state() };
   }

@@ -42,6 +42,8 @@ export interface ConsumeResult {
   windows: WindowState[];
   /** Epoch milliseconds at which the ban ends (outcome `banned` only). */
   bannedUntilMs?: number;
+  /** This request's refusal started the ban (counted in rate_limit_bans_total). */
+  banStarted?: boolean;
 }
 
 /** Start (epoch ms) of the fixed window of length ttlMs that contains nowMs. */

@@ -119,6 +119,7 @@ export class RateLimiter {
     if (result.outcome !== 'allowed') {
       decision.refusal = this.refusal(result, nowMs, subject);
       this.metrics.rateLimitRejected(subject.plan, decision.refusal.code as RateLimitRejection);
+      if (result.banStarted) this.metrics.rateLimitBanStarted(subject.plan);
     }
     return decision;
   }

@@ -105,7 +105,7 @@ if rejected > threshold then
   else
     redis.call('SET', banKey, string.format('%d', bannedUntil), 'PX', banMs + longestWindowMs + 86400000 + grace)
   end
-  return {2, bannedUntil, unpack(counts)}
+  return {3, bannedUntil, unpack(counts)}
 end
 return {1, 0, unpack(counts)}
 `;
@@ -207,7 +207,9 @@ export interface RedisStoreOptions {
   onError?: (err: unknown) => void;
 }
 
-const OUTCOMES: Outcome[] = ['allowed', 'limited', 'banned'];
+/** The script's first value: 0 allowed, 1 limited, 2 banned, 3 banned by this request. */
+const OUTCOMES: Outcome[] = ['allowed', 'limited', 'banned', 'banned'];
+const BAN_STARTED = 3;
 
 /**
  * Counters in Redis, shared by every instance: at most one EVALSHA per request for both windows
@@ -432,6 +434,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       })),
     };
     if (outcome === 'banned') result.bannedUntilMs = values[1];
+    if (values[0] === BAN_STARTED) result.banStarted = true;
     return result;
   }
 
