@@ -109,7 +109,20 @@ describe('OpenAPI document', () => {
       ['api_key_temporarily_banned', 429],
     ]);
     expect(codes(getPet['503'])).toEqual([['service_unavailable', 503]]);
+    expect(codes(getPet['400'])).toEqual([
+      ['invalid_parameter', 400],
+      ['unknown_parameter', 400],
+    ]);
+    expect(codes(responses('/pets', 'get')['400'])).toEqual([
+      ['invalid_parameter', 400],
+      ['unknown_parameter', 400],
+    ]);
     const createPet = responses('/pets', 'post');
+    expect(codes(createPet['400'])).toEqual([
+      ['validation_failed', 400],
+      ['malformed_json', 400],
+      ['invalid_parameter', 400],
+    ]);
     expect(codes(createPet['413'])).toEqual([['payload_too_large', 413]]);
     expect(codes(createPet['415'])).toEqual([['unsupported_media_type', 415]]);
     for (const [p, item] of Object.entries(doc.paths))

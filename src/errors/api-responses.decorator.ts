@@ -133,13 +133,17 @@ export function exampleBody(status: number, code: ErrorCode): ErrorBody {
   return { code, message: example.message, status, ...(example.details ? { details: example.details } : {}) };
 }
 
+/** An error status of an operation: all its codes, or only those the operation can answer. */
+export type ErrorResponseSpec = number | { status: number; codes: ErrorCode[] };
+
 /** Documents the Error responses an operation can return, each with an example per code. */
-export function ApiErrorResponses(...statuses: number[]): MethodDecorator & ClassDecorator {
+export function ApiErrorResponses(...specs: ErrorResponseSpec[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    ...statuses.map((status) => {
+    ...specs.map((spec) => {
+      const status = typeof spec === 'number' ? spec : spec.status;
       const doc = ERROR_RESPONSES[status];
       if (doc === undefined) throw new Error(`ERROR_RESPONSES documents no ${status}`);
-      const codes = Object.keys(doc.examples) as ErrorCode[];
+      const codes = typeof spec === 'number' ? (Object.keys(doc.examples) as ErrorCode[]) : spec.codes;
       return ApiResponse({
         status,
         description: `${doc.meaning} (${codes.map((c) => `\`${c}\``).join(', ')}).`,

@@ -46,7 +46,7 @@ export class PetsController {
       Link: { description: 'RFC 8288 link to the next page, when there is one.', schema: { type: 'string' } },
     },
   })
-  @ApiErrorResponses(400)
+  @ApiErrorResponses({ status: 400, codes: ['invalid_parameter', 'unknown_parameter'] })
   async list(@Query() query: ListPetsQueryDto, @Res({ passthrough: true }) res: Response): Promise<Pet[]> {
     const request = pageRequest(query);
     const page = await this.pets.list(request);
@@ -76,7 +76,7 @@ export class PetsController {
       },
     },
   })
-  @ApiErrorResponses(400, 413, 415)
+  @ApiErrorResponses({ status: 400, codes: ['validation_failed', 'malformed_json', 'invalid_parameter'] }, 413, 415)
   @Idempotent('createPet')
   @JsonBody()
   async create(
@@ -132,7 +132,7 @@ export class PetsController {
     schema: { type: 'integer', format: 'int64', minimum: 1, maximum: INT64_MAX as unknown as number },
   })
   @ApiResponse({ status: 200, description: 'The animal.', type: PetDto })
-  @ApiErrorResponses(400, 404, 410)
+  @ApiErrorResponses({ status: 400, codes: ['invalid_parameter', 'unknown_parameter'] }, 404, 410)
   async findOne(
     @Param('petId', ParsePetIdPipe) petId: bigint,
     @Query(NoQueryParametersPipe) _query: void,

@@ -175,7 +175,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pets"];
                 };
             };
-            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
+            /** @description The request holds invalid values (`invalid_parameter`, `unknown_parameter`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -292,7 +292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -466,7 +466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
+            /** @description The request holds invalid values (`invalid_parameter`, `unknown_parameter`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
