@@ -20,7 +20,7 @@ module.exports = {
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@prisma/client)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@prisma/client|github-slugger)/)'],
   modulePathIgnorePatterns: ['<rootDir>/clients/typescript/node_modules'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['reflect-metadata'],
