@@ -16,6 +16,7 @@ describe('links between the documentation pages', () => {
         'SECURITY.md',
         'docs/performance.md',
         'docs/testing.md',
+        'bench/README.md',
         'clients/typescript/README.md',
       ]),
     );
