@@ -28,17 +28,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import {
-  cleanup,
-  cleanups,
-  freePort,
-  log,
-  startCluster,
-  startPgbouncer,
-  startReceiver,
-  startSentinel,
-  until,
-} from './infra-processes.mjs';
+import { freePort, waitFor } from '../test/support/local-servers.mjs';
+import { cleanup, cleanups, log, startCluster, startPooler, startReceiver, startSentinel } from './infra-processes.mjs';
 import { createDisposableDatabase, keyFromToolOutput, unlimitedKeyArgs } from './pg-admin.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -134,12 +125,15 @@ async function startService(name, env) {
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await until(`${name} to be ready`, async () => {
-      if (proc.exitCode !== null) throw new Error('exited');
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
-      const body = await res.text();
-      return res.status === 200 && body.includes('"status":"ok"');
-    });
+    await waitFor(
+      async () => {
+        if (proc.exitCode !== null) throw new Error('exited');
+        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+        const body = await res.text();
+        return res.status === 200 && body.includes('"status":"ok"');
+      },
+      { what: `${name} to be ready`, timeoutMs: 60_000, intervalMs: 50 },
+    );
   } catch (err) {
     proc.kill('SIGKILL');
     throw new Error(`${name}: ${err.message}\n${readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`, {
@@ -191,7 +185,7 @@ async function main() {
   for (const setup of SETUPS) {
     if (setup === 'direct') envs.direct = direct;
     if (setup === 'pgbouncer') {
-      const pooled = await startPgbouncer(db.url);
+      const pooled = await startPooler(db.url);
       // The migrate command as a deployment runs it behind a pooler: gives the role its statement timeout.
       node('database/migrate.main.js', { vars: { DATABASE_URL: pooled, DIRECT_URL: db.url } });
       envs.pgbouncer = { ...direct, DATABASE_URL: pooled };

@@ -80,7 +80,8 @@ import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
 import { measure } from './load.mjs';
 import { explainReads, formatFullPlans, formatPlanLines } from './plans.mjs';
-import { cleanup, cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
+import { freePort } from '../test/support/local-servers.mjs';
+import { cleanup, cleanups, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import {
   aggregate,
   fmt,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './built-service.js';
+import { freePort } from './local-servers.mjs';
 import { watchChild } from './child-process.js';
 import { waitFor } from './wait-for.js';
 
