@@ -383,7 +383,7 @@ async function main() {
     `Start to ready (spawn → /readyz 200): ${normalNames.map((n) => `${n} ${fmt(servers[n].readyMs)} ms`).join(', ')}${embedded ? `, embedded ${fmt(embedded.readyMs)} ms` : ''}.`,
     `Peak RSS (VmHWM, whole run): ${normalNames.map((n) => `${n} ${fmt(memory[n]?.hwm)} MiB`).join(', ')}${embedded ? `, embedded ${fmt(embedded.memory?.hwm)} MiB` : ''}.`,
     '',
-    'Targets of issues 13 and 24 (reported, not asserted; computed from the tables above):',
+    'Targets (docs/performance.md; reported, not asserted; computed from the tables above):',
     ...formatTargets(targets),
     ...(plans
       ? ['', 'Query plans (EXPLAIN ANALYZE on the seeded table; full text in the JSON):', ...formatPlanLines(plans)]
