@@ -39,6 +39,8 @@ export interface RedisProcess {
   watched: WatchedChild;
 }
 
+export function startRedisProcess(dir: string, args: string[], port: number): Promise<RedisProcess>;
+
 export interface RunningRedisCluster {
   password: string;
   nodes: RedisProcess[];

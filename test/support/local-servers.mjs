@@ -115,7 +115,8 @@ export async function redisCli(port, password, ...args) {
   return stdout.trim();
 }
 
-async function startRedisProcess(dir, args, port) {
+/** Starts redis-server with `args` (which name `port`) in `dir`, and waits until it answers on `port`. */
+export async function startRedisProcess(dir, args, port) {
   const child = spawn('redis-server', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const watched = watchChild(child);
   await waitFor(async () => watched.done() || (await redisCli(port, undefined, 'ping')).length > 0, {
