@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, waitFor } from '../test/support/local-servers.mjs';
 import { cleanup, cleanups, log, startCluster, startPooler, startReceiver, startSentinel } from './infra-processes.mjs';
-import { createDisposableDatabase, keyFromToolOutput, unlimitedKeyArgs } from './pg-admin.mjs';
+import { createDisposableDatabase, issueUnlimitedKey } from './pg-admin.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
@@ -76,27 +76,29 @@ function createDatabase() {
   return createDisposableDatabase(PG_ADMIN_URL, `animal_bench_infra_${RUN_ID}`, cleanups);
 }
 
-function node(script, env) {
-  return execFileSync(process.execPath, [path.join(DIST, script), ...(env.args ?? [])], {
+/** What every process of the built service gets: production mode and the bench's secrets. */
+const productionEnv = (vars) => ({
+  PATH: process.env.PATH ?? '',
+  NODE_ENV: 'production',
+  METRICS_TOKEN,
+  API_KEY_CHECKSUM_SECRET,
+  ...vars,
+});
+
+function node(script, vars) {
+  return execFileSync(process.execPath, [path.join(DIST, script)], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      METRICS_TOKEN,
-      API_KEY_CHECKSUM_SECRET,
-      LOG_LEVEL: 'warn',
-      ...env.vars,
-    },
+    env: productionEnv({ LOG_LEVEL: 'warn', ...vars }),
     encoding: 'utf8',
   });
 }
 
 function issueKey(databaseUrl) {
-  const out = node('cli/apikey.js', {
-    args: [...unlimitedKeyArgs(`bench ${RUN_ID}`)],
-    vars: { DATABASE_URL: databaseUrl },
-  });
-  return keyFromToolOutput(out);
+  return issueUnlimitedKey(
+    path.join(DIST, 'cli/apikey.js'),
+    `bench ${RUN_ID}`,
+    productionEnv({ DATABASE_URL: databaseUrl }),
+  );
 }
 
 // --- the service under load -----------------------------------------------------------------
@@ -107,11 +109,7 @@ async function startService(name, env) {
   const fd = openSync(logFile, 'w');
   const proc = spawn(process.execPath, [path.join(DIST, 'main.js')], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      METRICS_TOKEN,
-      API_KEY_CHECKSUM_SECRET,
+    env: productionEnv({
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: String(port),
@@ -119,7 +117,7 @@ async function startService(name, env) {
       STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
       RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
       ...env,
-    },
+    }),
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
@@ -173,7 +171,7 @@ async function main() {
   });
   const db = await createDatabase();
   log(`database ${db.name}: migrating and seeding`);
-  node('database/migrate.main.js', { vars: { DATABASE_URL: db.url } });
+  node('database/migrate.main.js', { DATABASE_URL: db.url });
   const seed = new pg.Client({ connectionString: db.url });
   await seed.connect();
   await seed.query(SEED_SQL);
@@ -187,7 +185,7 @@ async function main() {
     if (setup === 'pgbouncer') {
       const pooled = await startPooler(db.url);
       // The migrate command as a deployment runs it behind a pooler: gives the role its statement timeout.
-      node('database/migrate.main.js', { vars: { DATABASE_URL: pooled, DIRECT_URL: db.url } });
+      node('database/migrate.main.js', { DATABASE_URL: pooled, DIRECT_URL: db.url });
       envs.pgbouncer = { ...direct, DATABASE_URL: pooled };
     }
     if (setup === 'tracing100' || setup === 'tracing1') {

@@ -145,6 +145,17 @@ function dataNodeArgs(port, password) {
 
 const newPassword = (what) => `${what}-${randomBytes(8).toString('hex')}`;
 
+/** A temporary directory for a topology's processes, and `stop`, which kills them and removes it. */
+function topology(what) {
+  const dir = mkdtempSync(path.join(tmpdir(), `animal-store-redis-${what}-`));
+  const processes = [];
+  const stop = async () => {
+    await Promise.all(processes.map((n) => n.watched.stop('SIGKILL', 5000)));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, processes, stop };
+}
+
 /** Waits until every live node reports the cluster ok, and every replica's link to its master is up. */
 async function clusterSettled(nodes, password) {
   await waitFor(
@@ -163,12 +174,7 @@ async function clusterSettled(nodes, password) {
 /** A Redis Cluster of 3 masters and 3 replicas (redis-cli --cluster create), password-protected. */
 export async function startRedisCluster() {
   const password = newPassword('cluster');
-  const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-redis-cluster-'));
-  const nodes = [];
-  const stop = async () => {
-    await Promise.all(nodes.map((n) => n.watched.stop('SIGKILL', 5000)));
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { dir, processes: nodes, stop } = topology('cluster');
   try {
     for (let i = 0; i < 6; i++) {
       const port = await freeClusterPort();
@@ -235,12 +241,7 @@ export function clusterRecovered(cluster) {
 /** A master and a replica, password-protected, watched by 3 sentinels (quorum 2). */
 export async function startRedisSentinel({ name = 'animal-store' } = {}) {
   const password = newPassword('sentinel');
-  const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-redis-sentinel-'));
-  const all = [];
-  const stop = async () => {
-    await Promise.all(all.map((n) => n.watched.stop('SIGKILL', 5000)));
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { dir, processes: all, stop } = topology('sentinel');
   try {
     const masterPort = await freePort();
     const master = await startRedisProcess(dir, dataNodeArgs(masterPort, password), masterPort);
