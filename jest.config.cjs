@@ -1,5 +1,5 @@
 // Jest runs in CommonJS mode; @swc/jest compiles our ESM TypeScript and the ESM packages of
-// @nestjs/* and @prisma/client on the fly (see docs/testing.md, "Tests"; Jest's native ESM mode breaks
+// @nestjs/* and @prisma/client on the fly (see docs/testing.md, "The layers"; Jest's native ESM mode breaks
 // on @nestjs/throttler, which requires ESM @nestjs/common).
 const swc = {
   jsc: {
