@@ -21,11 +21,9 @@ RUN npm run build
 
 # ---- runtime: production dependencies, dist/ and the migrations; no compiler, no dev tools ----
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
-# The V8 heap is sized for the service, not for the host: on a host with gigabytes free, V8
-# lets the old generation grow up to four times the live heap between full collections, and
-# the resident size keeps each such peak. Under a 512 MiB ceiling that growth is at most about
-# 1.4 times, and 32 MiB semi-spaces bound the young generation (docs/deployment.md, "Memory":
-# what bounds the live heap, and how much memory a container needs).
+# The heap is sized for the service, not for the host: with V8's defaults on a large host the
+# resident size keeps growing under load (`BENCH_SOAK=1 npm run bench`). docs/deployment.md,
+# "Memory": what bounds the live heap, and how much memory a container needs.
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \

@@ -1,5 +1,5 @@
 // Jest runs in CommonJS mode; @swc/jest compiles our ESM TypeScript and the ESM packages of
-// @nestjs/* and @prisma/client on the fly (see docs/testing.md, "Tests"; Jest's native ESM mode breaks
+// @nestjs/* and @prisma/client on the fly (see docs/testing.md, "The layers"; Jest's native ESM mode breaks
 // on @nestjs/throttler, which requires ESM @nestjs/common).
 const swc = {
   jsc: {
@@ -20,7 +20,7 @@ module.exports = {
   testRegex: '.*\\.(spec|e2e-spec)\\.ts$',
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@prisma/client)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@prisma/client|github-slugger)/)'],
   modulePathIgnorePatterns: ['<rootDir>/clients/typescript/node_modules'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['reflect-metadata'],

@@ -6,7 +6,8 @@ import { agedDatabase } from './aged-data.mjs';
 import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
 import { explainReads, listStatement } from './plans.mjs';
-import { cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
+import { freePort } from '../test/support/local-servers.mjs';
+import { cleanups, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import { runSql, serverSpecs, waitForIdle } from './setup.mjs';
 import { ORDER, RUN_ID, log } from './settings.mjs';
 

@@ -28,18 +28,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import {
-  cleanup,
-  cleanups,
-  freePort,
-  log,
-  startCluster,
-  startPgbouncer,
-  startReceiver,
-  startSentinel,
-  until,
-} from './infra-processes.mjs';
-import { createDisposableDatabase, keyFromToolOutput, unlimitedKeyArgs } from './pg-admin.mjs';
+import { freePort, waitFor } from '../test/support/local-servers.mjs';
+import { cleanup, cleanups, log, startCluster, startPooler, startReceiver, startSentinel } from './infra-processes.mjs';
+import { createDisposableDatabase, issueUnlimitedKey } from './pg-admin.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
@@ -85,27 +76,29 @@ function createDatabase() {
   return createDisposableDatabase(PG_ADMIN_URL, `animal_bench_infra_${RUN_ID}`, cleanups);
 }
 
-function node(script, env) {
-  return execFileSync(process.execPath, [path.join(DIST, script), ...(env.args ?? [])], {
+/** What every process of the built service gets: production mode and the bench's secrets. */
+const productionEnv = (vars) => ({
+  PATH: process.env.PATH ?? '',
+  NODE_ENV: 'production',
+  METRICS_TOKEN,
+  API_KEY_CHECKSUM_SECRET,
+  ...vars,
+});
+
+function node(script, vars) {
+  return execFileSync(process.execPath, [path.join(DIST, script)], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      METRICS_TOKEN,
-      API_KEY_CHECKSUM_SECRET,
-      LOG_LEVEL: 'warn',
-      ...env.vars,
-    },
+    env: productionEnv({ LOG_LEVEL: 'warn', ...vars }),
     encoding: 'utf8',
   });
 }
 
 function issueKey(databaseUrl) {
-  const out = node('cli/apikey.js', {
-    args: [...unlimitedKeyArgs(`bench ${RUN_ID}`)],
-    vars: { DATABASE_URL: databaseUrl },
-  });
-  return keyFromToolOutput(out);
+  return issueUnlimitedKey(
+    path.join(DIST, 'cli/apikey.js'),
+    `bench ${RUN_ID}`,
+    productionEnv({ DATABASE_URL: databaseUrl }),
+  );
 }
 
 // --- the service under load -----------------------------------------------------------------
@@ -116,11 +109,7 @@ async function startService(name, env) {
   const fd = openSync(logFile, 'w');
   const proc = spawn(process.execPath, [path.join(DIST, 'main.js')], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      METRICS_TOKEN,
-      API_KEY_CHECKSUM_SECRET,
+    env: productionEnv({
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: String(port),
@@ -128,18 +117,21 @@ async function startService(name, env) {
       STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
       RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
       ...env,
-    },
+    }),
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await until(`${name} to be ready`, async () => {
-      if (proc.exitCode !== null) throw new Error('exited');
-      const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
-      const body = await res.text();
-      return res.status === 200 && body.includes('"status":"ok"');
-    });
+    await waitFor(
+      async () => {
+        if (proc.exitCode !== null) throw new Error('exited');
+        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) });
+        const body = await res.text();
+        return res.status === 200 && body.includes('"status":"ok"');
+      },
+      { what: `${name} to be ready`, timeoutMs: 60_000, intervalMs: 50 },
+    );
   } catch (err) {
     proc.kill('SIGKILL');
     throw new Error(`${name}: ${err.message}\n${readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n')}`, {
@@ -179,7 +171,7 @@ async function main() {
   });
   const db = await createDatabase();
   log(`database ${db.name}: migrating and seeding`);
-  node('database/migrate.main.js', { vars: { DATABASE_URL: db.url } });
+  node('database/migrate.main.js', { DATABASE_URL: db.url });
   const seed = new pg.Client({ connectionString: db.url });
   await seed.connect();
   await seed.query(SEED_SQL);
@@ -191,9 +183,9 @@ async function main() {
   for (const setup of SETUPS) {
     if (setup === 'direct') envs.direct = direct;
     if (setup === 'pgbouncer') {
-      const pooled = await startPgbouncer(db.url);
+      const pooled = await startPooler(db.url);
       // The migrate command as a deployment runs it behind a pooler: gives the role its statement timeout.
-      node('database/migrate.main.js', { vars: { DATABASE_URL: pooled, DIRECT_URL: db.url } });
+      node('database/migrate.main.js', { DATABASE_URL: pooled, DIRECT_URL: db.url });
       envs.pgbouncer = { ...direct, DATABASE_URL: pooled };
     }
     if (setup === 'tracing100' || setup === 'tracing1') {

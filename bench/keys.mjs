@@ -2,30 +2,16 @@
 // scenarios of one client; and many keys on the fixed plans for listPetsManyKeys, generated with
 // the built service's own functions and stored with one INSERT (a tool process per key would
 // take minutes).
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER, DIST, METRICS_TOKEN, ROOT, RUN_ID, distModule } from './settings.mjs';
-import { keyFromToolOutput, unlimitedKeyArgs } from './pg-admin.mjs';
+import { API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER, DIST, METRICS_TOKEN, RUN_ID, distModule } from './settings.mjs';
+import { issueUnlimitedKey } from './pg-admin.mjs';
 
 /** An enterprise key with limits far above what a run can use, when the service has the tool. */
 export function issueKey(env) {
   const cli = path.join(DIST, 'cli/apikey.js');
   if (!existsSync(cli)) return null;
-  const out = execFileSync(process.execPath, [cli, ...unlimitedKeyArgs(`bench ${RUN_ID}`)], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      METRICS_TOKEN,
-      API_KEY_CHECKSUM_SECRET,
-      API_KEY_PEPPER,
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    encoding: 'utf8',
-  });
-  return keyFromToolOutput(out);
+  return issueUnlimitedKey(cli, `bench ${RUN_ID}`, { METRICS_TOKEN, API_KEY_CHECKSUM_SECRET, API_KEY_PEPPER, ...env });
 }
 
 export const MANY_KEYS = 2000;

@@ -1,5 +1,6 @@
-// Databases and key-tool output the bench scripts share; no side effects on import, so any
+// Databases and the bench's key, shared by the bench scripts; no side effects on import, so any
 // script (run.mjs's modules, infra.mjs) can use them.
+import { execFileSync } from 'node:child_process';
 import { URL } from 'node:url';
 import pg from 'pg';
 
@@ -25,24 +26,17 @@ export async function createDisposableDatabase(adminUrl, name, cleanups, log = (
   return { name, url: url.toString(), version };
 }
 
-/** The key tool's arguments for the bench's key: enterprise, with limits no run reaches. */
-export function unlimitedKeyArgs(name) {
-  return [
-    'create',
-    '--name',
-    name,
-    '--plan',
-    'enterprise',
-    '--per-minute',
-    '1000000000',
-    '--per-day',
-    '2000000000',
-    '--json',
-  ];
-}
-
-/** The key in the `--json` line the apikey tool prints last. */
-export function keyFromToolOutput(out) {
+/**
+ * Issues the bench's key, named `name`, with the built service's key tool `cli` (its
+ * `cli/apikey.js`): enterprise, with limits no run reaches. `env` completes the tool's
+ * environment (the database, the secrets). Returns the key.
+ */
+export function issueUnlimitedKey(cli, name, env) {
+  const args = ['create', '--name', name, '--plan', 'enterprise', '--per-minute', '1000000000'];
+  const out = execFileSync(process.execPath, [cli, ...args, '--per-day', '2000000000', '--json'], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+  });
   for (const line of out.trim().split('\n').reverse()) {
     try {
       const parsed = JSON.parse(line);

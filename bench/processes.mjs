@@ -3,7 +3,6 @@
 /* global fetch, AbortSignal, setTimeout, clearTimeout */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,18 +44,6 @@ export async function stopProcess(child, signal = 'SIGTERM') {
   await exited;
   clearTimeout(timer);
   children.delete(child);
-}
-
-export async function freePort(from) {
-  for (let port = from; port < from + 100; port++) {
-    const ok = await new Promise((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (ok) return port;
-  }
-  throw new Error(`no free port from ${from} to ${from + 99}`);
 }
 
 /** VmRSS and VmHWM (peak) of a process in MiB, from /proc (Linux); null elsewhere. */

@@ -80,7 +80,8 @@ import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
 import { measure } from './load.mjs';
 import { explainReads, formatFullPlans, formatPlanLines } from './plans.mjs';
-import { cleanup, cleanups, freePort, get, memoryOf, startServer, stopProcess } from './processes.mjs';
+import { freePort } from '../test/support/local-servers.mjs';
+import { cleanup, cleanups, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import {
   aggregate,
   fmt,
@@ -382,7 +383,7 @@ async function main() {
     `Start to ready (spawn → /readyz 200): ${normalNames.map((n) => `${n} ${fmt(servers[n].readyMs)} ms`).join(', ')}${embedded ? `, embedded ${fmt(embedded.readyMs)} ms` : ''}.`,
     `Peak RSS (VmHWM, whole run): ${normalNames.map((n) => `${n} ${fmt(memory[n]?.hwm)} MiB`).join(', ')}${embedded ? `, embedded ${fmt(embedded.memory?.hwm)} MiB` : ''}.`,
     '',
-    'Targets of issues 13 and 24 (reported, not asserted; computed from the tables above):',
+    'Targets (docs/performance.md; reported, not asserted; computed from the tables above):',
     ...formatTargets(targets),
     ...(plans
       ? ['', 'Query plans (EXPLAIN ANALYZE on the seeded table; full text in the JSON):', ...formatPlanLines(plans)]

@@ -200,7 +200,7 @@ function garbageForwardedFor(i: number): string {
   return kinds[i % kinds.length]();
 }
 
-describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new client (${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => {
+describe(`a forged X-Forwarded-For through TRUST_PROXY=1 is not a new client (${process.env.REDIS_URL ? 'Redis' : 'memory'})`, () => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let base: string;
@@ -249,7 +249,7 @@ describe(`finding 2: forged X-Forwarded-For through TRUST_PROXY=1 is not a new c
 });
 
 describeIfPostgres(
-  'finding 3: a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)',
+  'a flood of readiness probes costs a handful of database round trips (built service, PostgreSQL)',
   () => {
     let db: TestDatabase;
     let svc: RunningService | undefined;
@@ -291,7 +291,7 @@ describeIfPostgres(
       const roundTrips = after.xactCommit + after.xactRollback - (before.xactCommit + before.xactRollback) - 1 - polls;
       const computations = after.scans._prisma_migrations - (before.scans._prisma_migrations ?? 0);
       process.stdout.write(
-        `finding 3: ${roundTrips} database round trips besides ${polls} polls of changed keys, ${computations} readiness computations for 2000 probes\n`,
+        `readiness flood: ${roundTrips} database round trips besides ${polls} polls of changed keys, ${computations} readiness computations for 2000 probes\n`,
       );
       // Every probe was answered from a computation that finished within READINESS_TIMEOUT_MS
       // (the server gives up on a check after it, and the answer is then a 503).
@@ -308,8 +308,8 @@ describeIfPostgres(
   },
 );
 
-describe('finding 4: connection strings are never echoed with their password (built service)', () => {
-  const PASSWORD = 'Pw-4-finding-4-s3cr3t';
+describe('connection strings are never echoed with their password (built service)', () => {
+  const PASSWORD = 'Pw-never-echoed-s3cr3t';
   let db: TestDatabase;
 
   beforeAll(async () => {
@@ -357,7 +357,7 @@ describe('finding 4: connection strings are never echoed with their password (bu
   }, 60_000);
 });
 
-describe('finding 5: production refuses open metrics and trust-everything proxies (built service)', () => {
+describe('production refuses open metrics and trust-everything proxies (built service)', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
@@ -399,7 +399,7 @@ describe('finding 5: production refuses open metrics and trust-everything proxie
     60_000,
   );
 
-  it('serves /metrics only on METRICS_PORT when it is set, on loopback unless METRICS_HOST says otherwise (and, finding 6, logs at most 1 KiB of a URL)', async () => {
+  it('serves /metrics only on METRICS_PORT when it is set, on loopback unless METRICS_HOST says otherwise, and logs at most 1 KiB of a URL', async () => {
     const metricsPort = await freePort();
     const svc = await startService({
       ...db.env,

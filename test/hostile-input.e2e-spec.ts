@@ -13,7 +13,7 @@ import { expectErrorBody } from './support/error-body.js';
  * bidirectional characters, paths that differ from a route by case, and query parameters on
  * getPet.
  */
-describeEachDatabase('hostile input, round 2, on %s', (kind) => {
+describeEachDatabase('hand-made hostile requests get a clear 4xx and store nothing, on %s', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let key: string;

@@ -7,9 +7,9 @@ import request from 'supertest';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { FakeClock, startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';
-import { freePort } from './support/built-service.js';
 import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { describeIf } from './support/describe-if.js';
+import { startOwnRedis, type OwnRedis } from './support/redis-server.js';
 import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from './support/redis-env.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { waitFor } from './support/wait-for.js';
@@ -489,46 +489,6 @@ describeWithRedisAndPostgres('rate limits shared by two instances through Redis'
   });
 });
 
-/** A Redis server of the test's own, which it can stop and start again. */
-class OwnRedis {
-  constructor(readonly port: number) {}
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  start(): void {
-    execFileSync('redis-server', [
-      '--port',
-      String(this.port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--daemonize',
-      'yes',
-    ]);
-  }
-  stop(): void {
-    try {
-      execFileSync('redis-cli', ['-p', String(this.port), 'shutdown', 'nosave'], { stdio: 'ignore' });
-    } catch {
-      // already gone
-    }
-  }
-  async waitUntilUp(): Promise<void> {
-    await waitFor(
-      () =>
-        execFileSync('redis-cli', ['-p', String(this.port), 'ping'])
-          .toString()
-          .trim() === 'PONG',
-      {
-        what: `redis-server on ${this.port} to answer PING`,
-      },
-    );
-  }
-}
-
 function hasRedisServer(): boolean {
   try {
     execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
@@ -554,15 +514,8 @@ describeWithRedisServer('when Redis stops and comes back', () => {
   const log = jest.spyOn(Logger.prototype, 'log');
 
   beforeAll(async () => {
-    redis = new OwnRedis(await freePort());
-    redis.start();
-    await redis.waitUntilUp();
-    admin = new Redis(redis.url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      retryStrategy: () => null,
-    });
+    redis = await startOwnRedis();
+    admin = redis.admin;
     db = await createTestDatabase('embedded');
     app = await startTestApp(db, {
       clock,
@@ -573,8 +526,7 @@ describeWithRedisServer('when Redis stops and comes back', () => {
   afterAll(async () => {
     await app?.close();
     await db?.drop();
-    admin?.disconnect();
-    redis?.stop();
+    await redis?.stop();
     warn.mockRestore();
     log.mockRestore();
   });
@@ -594,7 +546,7 @@ describeWithRedisServer('when Redis stops and comes back', () => {
     admin.disconnect();
 
     warn.mockClear();
-    redis.stop();
+    await redis.stop();
     // Without delay: once the client has seen its connection go, a request is decided in memory
     // without sending Redis a command, so none waits for REDIS_COMMAND_TIMEOUT_MS (only one
     // sent before it noticed may).
@@ -614,8 +566,8 @@ describeWithRedisServer('when Redis stops and comes back', () => {
     expect(outageWarnings).toHaveLength(1);
 
     log.mockClear();
-    redis.start();
-    await redis.waitUntilUp();
+    redis = await startOwnRedis([], { port: redis.port });
+    admin = redis.admin;
     // ioredis reconnects by itself (at most 2 s between attempts); the restarted server has
     // neither the counters nor the script (EVALSHA → NOSCRIPT → EVAL, or loaded on ready).
     const statuses: number[] = [];

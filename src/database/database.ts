@@ -40,7 +40,7 @@ export async function openDatabase(
   purpose: string,
 ): Promise<Database> {
   // Each driver is loaded only when selected: pg and its Prisma adapter, or PGlite, not both,
-  // since loading a driver is part of every start (docs/performance.md).
+  // since loading a driver is part of every start (the bench's start to ready).
   if (config.databaseUrl) return (await import('./pg-database.js')).openPostgres(config);
   return (await import('./embedded-database.js')).openEmbedded(config, log, purpose);
 }

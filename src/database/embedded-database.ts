@@ -9,8 +9,8 @@ import { pgliteRunner } from './sql-runner.js';
 /**
  * PostgreSQL settings of the embedded server, after PGlite's own. The data directory's
  * postgresql.conf asks for 128 MB of shared buffers, which PGlite allocates and clears at every
- * start: much of the time an open takes, and memory held for the process's life
- * (docs/performance.md). One process at a time uses the embedded database (its lock), so a
+ * start: much of the time an open takes, and memory held for the process's life (the bench's
+ * start to ready on the embedded database shows it). One process at a time uses the embedded database (its lock), so a
  * handful of connection slots is plenty, and 32 MB of buffers holds a laptop's catalogue many
  * times over.
  */

@@ -10,7 +10,7 @@ import { pgClientRunner } from './sql-runner.js';
  * pg parses int8 (oid 20) as a string by default. The service's ids are int64: a value a
  * double holds exactly stays a number, anything larger becomes a bigint, so every id is
  * exact and the JSON writer writes both as the same digits. (Not a bigint for every value:
- * that costs two BigInt conversions per row of every page; docs/performance.md.)
+ * that costs two BigInt conversions per row of every page; bench scenario listPets.)
  */
 export function parseInt8(text: string): number | bigint {
   const n = Number(text);

@@ -42,10 +42,10 @@ interface WatchedQuery {
  * and one interval timer per pool fails those older than the bound with pg's own error
  * ("Query read timeout"); the caller then releases the connection as broken.
  *
- * Not pg's `query_timeout`, which does the same with a timer per query: under load that timer
- * keeps every request's objects alive past the young generation, so they are promoted to the
- * old space and scavenges grow longer (the GC traces are in docs/performance.md). The price of
- * one timer per pool: a failure is reported between the bound and the bound plus QUERY_SWEEP_MS.
+ * Not pg's `query_timeout`, which does the same with a timer per query: that timer keeps each
+ * request's objects alive while it waits, which costs GC time under load (bench scenario
+ * createPet, its GC column). The price of one timer per pool: a failure is reported between the
+ * bound and the bound plus QUERY_SWEEP_MS.
  */
 export class QueryWatch {
   private readonly queries = new InFlight<WatchedQuery>();

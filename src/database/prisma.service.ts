@@ -20,7 +20,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
    * Starts loading Prisma's query engine while the app starts. Requests rarely go through Prisma
    * (an Idempotency-Key's claim, the purge of expired keys), so without this the first of them,
    * possibly minutes into serving, pays the engine's load in latency and the process's memory
-   * steps up then (docs/performance.md, "The soak"). Not awaited: the engine compiles while the
+   * steps up then (the bench's soak, BENCH_SOAK=1, shows the step). Not awaited: the engine compiles while the
    * app connects and listens, so readiness does not wait for it, and a request that needs it
    * sooner waits inside Prisma for the same load. No connection is opened here: the app still
    * starts while the database is down.

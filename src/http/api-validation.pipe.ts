@@ -85,8 +85,8 @@ export class ApiValidationPipe extends ValidationPipe {
 
   /**
    * The memo of a @PureQuery DTO. The hot paths send the same few queries over and over
-   * (`?limit=20`), and class-transformer + class-validator cost CPU and garbage on every one
-   * (bench/validation-memo.mjs measures it; docs/performance.md). Only accepted queries are
+   * (`?limit=20`), and class-transformer + class-validator cost CPU on every one (bench
+   * scenario listPets, the ledger's validation line). Only accepted queries are
    * remembered (each refusal gets the full validation and its own error), at most
    * MAX_REMEMBERED_QUERIES per DTO, least recently used dropped.
    */

@@ -56,7 +56,8 @@ export function corsOptions(config: CorsConfig): NonNullable<Parameters<INestApp
  * helmet's headers depend on its options only, never on the request (no nonces here), so each
  * policy is run once, at start, against a recording response (framework/helmet-recorder.ts),
  * and every request then gets the recorded headers in one loop instead of passing through
- * helmet's chain of a dozen middlewares (docs/performance.md). helmet stays the source of every header and value.
+ * helmet's chain of a dozen middlewares (bench scenario listPets). helmet stays the source of
+ * every header and value.
  */
 export const API_HELMET_OPTIONS: HelmetOptions = {
   contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },

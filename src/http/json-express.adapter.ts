@@ -13,7 +13,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  *
  * A plain value is written in one step (status, type, length, end): Express's res.send does
  * the same after work this API never needs (type sniffing, charset rewriting, ETag and
- * freshness checks: ETags are off), on the hot path of every read (docs/performance.md).
+ * freshness checks: ETags are off), on the hot path of every read (bench scenario listPets).
  * Strings (an idempotent replay, already serialised), Buffers, streams and empty results keep
  * Express's own path.
  */

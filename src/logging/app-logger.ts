@@ -65,7 +65,8 @@ export interface AppLoggerOptions {
  * (the line holds no header), no serializers. It is written by hand with exactly the fields
  * and the format pino writes (level label, ISO time, pid, hostname, msg), JSON-escaped where a
  * value comes from the client, into the same asynchronous destination as pino's own lines, so
- * the stream stays one sequence of JSON lines. What this saves is in docs/performance.md.
+ * the stream stays one sequence of JSON lines. What this saves: the ledger's logging line in
+ * bench scenario listPets.
  */
 export class AppLogger {
   readonly pino: Logger;
@@ -198,8 +199,8 @@ export const LOG_FLUSH_MS = 100;
  * that whole string (Buffer.byteLength) on every write, work that grows with the batch; here a
  * batch is joined once. And why batch at all: each asynchronous write costs a hand-off to
  * libuv's thread pool whatever its size, so the CPU per line falls as batches grow, and under
- * load an unbatched stream writes every few lines (bench/log-writes.mjs measures it;
- * docs/performance.md).
+ * load an unbatched stream writes every few lines (bench scenario listPets, the ledger's logging
+ * line).
  */
 export class BatchedDestination implements DestinationStream {
   private lines: string[] = [];

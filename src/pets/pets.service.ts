@@ -37,7 +37,7 @@ export interface NewPet {
  * over the range [status, status], which only the (status, id) index yields in order: the plan
  * reads the page's rows and no others. Written as `status = $1 ORDER BY id`, the planner may
  * walk the primary key and filter row by row, a scan of every older row when the status is
- * common overall but absent among the oldest ids (an aged catalogue; docs/performance.md).
+ * common overall but absent among the oldest ids (an aged catalogue; bench scenarios aged*).
  * Each status has its own statements, the status written in them as a constant (from the closed
  * PET_STATUSES, never from input): the planner then sees the value, in a generic plan too, and
  * estimates the range from its statistics instead of a default. ORDER BY names the table's
@@ -100,7 +100,7 @@ export function petJsonAroundId(pet: NewPet): { bodyBeforeId: string; bodyAfterI
 /**
  * The one place of the statements on pets (PET_SQL): SQL of our own, sent by the database's own
  * driver as prepared statements (Database.query) rather than through Prisma's query builder,
- * whose CPU per call is a large part of a request's (docs/performance.md). The insert of an
+ * whose CPU per call is a large part of a request's (bench: the peer, on Prisma, against the floor). The insert of an
  * Idempotency-Key claim runs the same INSERT inside Prisma's interactive transaction, beside
  * the claim's completion. Timestamps come from the Clock.
  */

@@ -162,7 +162,7 @@ const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /**
  * Leases (see RATE_LIMIT_SCRIPT) spare most requests of a busy key a round trip to Redis
- * (docs/performance.md, "Leases that follow a key's pace"). A subject whose every window
+ * (bench scenario listPetsManyKeys). A subject whose every window
  * allows at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most
  * LEASE_MS: first 2, then twice what its last lease spent per LEASE_MS (so a lease follows the
  * subject's pace on this instance), up to LEASE_MAX, and never more than a LEASE_HEADROOM-th of
@@ -228,8 +228,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   /**
    * Both read with peek(), which leaves the order alone: an entry moves up when it is set (a
    * lease granted, a subject seen full), so the oldest go first, which are the ones that have
-   * run out, and each request spares the LRU's relinking (docs/performance.md, "Redis
-   * commands", on the key caches).
+   * run out, and a read costs no reordering (bench scenario listPetsManyKeys).
    */
   private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES });
   /** Subjects last seen with too little room for a lease, with the windows they were seen in. */
@@ -249,9 +248,8 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     this.redis = connectRedis(options.target, {
       lazyConnect: true,
       enableOfflineQueue: false,
-      // No auto-pipelining: a pipeline of the few scripts issued before the next tick costs the
-      // client more per command than the writes it saves, and each command waits for the replies
-      // of its whole batch (docs/performance.md, "Redis commands").
+      // No auto-pipelining: it costs the client more per command than the writes it saves, and
+      // each command waits for the replies of its whole batch (bench scenario listPetsManyKeys).
       enableAutoPipelining: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
@@ -331,7 +329,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
 
   /**
    * The memory store for an outage, made when one first needs it: its LRUs are allocated in full
-   * when made (RATE_LIMIT_MEMORY_MAX_KEYS entries each; docs/performance.md), which an instance
+   * when made (RATE_LIMIT_MEMORY_MAX_KEYS entries each; the bench's RSS column), which an instance
    * whose Redis never fails would hold for nothing.
    */
   private get fallback(): MemoryRateLimitStore {

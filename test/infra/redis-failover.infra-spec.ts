@@ -8,7 +8,7 @@ import {
   RunningRedisSentinel,
   startRedisCluster,
   startRedisSentinel,
-} from '../support/redis-topologies.js';
+} from '../support/local-servers.mjs';
 import { waitFor } from '../support/wait-for.js';
 
 /*

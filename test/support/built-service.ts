@@ -1,8 +1,8 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { watchChild } from './child-process.js';
+import { freePort } from './local-servers.mjs';
 import { waitFor } from './wait-for.js';
 
 /**
@@ -50,13 +50,7 @@ export function buildService(): string {
   return path.join(dir, 'main.js');
 }
 
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+export { freePort };
 
 export interface RunningService {
   child: ChildProcess;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './built-service.js';
+import { freePort } from './local-servers.mjs';
 import { watchChild } from './child-process.js';
 import { waitFor } from './wait-for.js';
 

@@ -1,5 +1,5 @@
 // The one pgbouncer.ini of a local PgBouncer, for the infrastructure tests
-// (test/support/pgbouncer.ts) and `npm run bench:infra` (bench/infra.mjs). Plain JavaScript so
+// (test/support/local-servers.mjs), which `npm run bench:infra` uses too. Plain JavaScript so
 // that the bench can import it; its types are in pgbouncer-ini.d.mts.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

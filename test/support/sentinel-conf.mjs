@@ -1,5 +1,5 @@
 // The configuration file of one local Redis Sentinel, for the infrastructure tests
-// (test/support/redis-topologies.ts) and `npm run bench:infra` (bench/infra-processes.mjs).
+// (test/support/local-servers.mjs), which `npm run bench:infra` uses too.
 // Plain JavaScript so that the bench can import it; its types are in sentinel-conf.d.mts.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
