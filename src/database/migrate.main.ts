@@ -1,4 +1,5 @@
-import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
+import { databaseConfig } from '../config/database.config.js';
+import { EX_CONFIG, loadSlicesOrReport } from '../config/exit-on-config-error.js';
 import { migrateEmbedded } from './embedded-database.js';
 import type { MigrationResult } from './migrator.js';
 import { migratePostgres } from './pg-database.js';
@@ -9,10 +10,11 @@ import { migratePostgres } from './pg-database.js';
  * in DATA_DIR when DATABASE_URL is unset, then exits. Deployments run it once as its own job
  * before rolling out the app; the migrator's advisory lock makes concurrent runs safe.
  * Through DIRECT_URL when set (PostgreSQL itself when DATABASE_URL goes through a pooler).
- * Exit status: 0 done, 1 failed, 78 bad configuration.
+ * It reads only the database's settings (the server's, such as METRICS_TOKEN or the API key
+ * secrets, are not its business). Exit status: 0 done, 1 failed, 78 bad configuration.
  */
 async function main(): Promise<number> {
-  const config = loadConfigOrReport()?.database;
+  const config = loadSlicesOrReport({ database: databaseConfig })?.database;
   if (!config) return EX_CONFIG;
   const log = (msg: string): void => console.log(msg);
   let result: MigrationResult;
