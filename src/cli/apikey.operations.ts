@@ -1,5 +1,6 @@
 import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
-import type { AppConfig } from '../config/config.js';
+import type { ApiKeysConfig } from '../config/api-keys.config.js';
+import type { DatabaseConfig } from '../config/database.config.js';
 import { openDatabase } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { Command } from './apikey.args.js';
@@ -32,7 +33,10 @@ export interface KeyStore {
  * Opens the database the configuration selects, as the server does (the embedded DATA_DIR is
  * locked and migrated; `notes` receives the migration notes).
  */
-export async function openKeyStore(config: AppConfig, notes: (msg: string) => void): Promise<KeyStore> {
+export async function openKeyStore(
+  config: { database: DatabaseConfig; apiKeys: ApiKeysConfig },
+  notes: (msg: string) => void,
+): Promise<KeyStore> {
   const db = await openDatabase(config.database, notes, 'apikey tool');
   const prisma = new PrismaService(db);
   return {
