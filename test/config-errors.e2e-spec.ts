@@ -183,4 +183,17 @@ describe('the key tool refuses bad settings before it acts', () => {
     const listed = problems(output);
     expect(listed.map((p) => /^[A-Z_]+/.exec(p)?.[0]).sort()).toEqual(['API_KEY_CHECKSUM_SECRET', 'DATA_DIR']);
   });
+
+  it('says in one plain line which database it cannot reach and what to check', async () => {
+    const { code, output } = await run(
+      TOOL,
+      { DATABASE_URL: 'postgresql://postgres:hunter2@127.0.0.1:1/nowhere', DB_CONNECT_TIMEOUT_MS: '2000' },
+      ['list'],
+    );
+    expect(code).toBe(1);
+    expect(output).toBe(
+      'apikey: cannot reach the database at 127.0.0.1:1/nowhere: connection refused (ECONNREFUSED); ' +
+        'check DATABASE_URL (host, port, user, database) and that PostgreSQL runs there and accepts connections\n',
+    );
+  });
 });
