@@ -1,5 +1,5 @@
 // PostgreSQL's own CPU per create: the service's plain insert of a pet beside its insert with
-// the Idempotency-Key record (one statement, src/pets/pets.service.ts), each from 8 connections
+// the Idempotency-Key record (one statement, src/pets/pets.repository.ts), each from 8 connections
 // at once on a fresh, migrated database, in alternating rounds. The CPU is that of the 8 server
 // processes serving the connections (/proc, Linux), divided by the statements they ran: the work
 // the record adds on the database side, which raw's plain INSERT never does.
@@ -21,9 +21,9 @@ const CONNECTIONS = 8;
 const STATEMENTS = 4_000;
 const ROUNDS = 5;
 
-if (!existsSync(path.join(DIST, 'pets/pets.service.js')))
+if (!existsSync(path.join(DIST, 'pets/pets.repository.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
-const { PET_SQL, insertValues, insertWithRecordValues, petJsonAroundId } = await distModule('pets/pets.service.js');
+const { PET_SQL, insertValues, insertWithRecordValues, petJsonAroundId } = await distModule('pets/pets.repository.js');
 const { IdempotencyService } = await distModule('idempotency/idempotency.service.js');
 
 const at = new Date();

@@ -150,7 +150,7 @@ async function main() {
   let next = FIRST_PORT;
   for (const name of SERVER_NAMES) next = (ports[name] = await freePort(next)) + 1;
   // The baseline sends the service's own read statements, when the service names them.
-  const { PET_SQL } = await distModule('pets/pets.service.js').catch(() => ({}));
+  const { PET_SQL } = await distModule('pets/pets.repository.js').catch(() => ({}));
   const normalNames = SCENARIOS.length > 0 ? ORDER : [];
   const plans = await explainReads(db.url, PET_SQL);
   if (plans)

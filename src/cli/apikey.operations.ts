@@ -1,3 +1,4 @@
+import { ApiKeysRepository } from '../auth/api-keys.repository.js';
 import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
 import type { AppConfig } from '../config/config.js';
 import { openDatabase } from '../database/database.js';
@@ -36,7 +37,7 @@ export async function openKeyStore(config: AppConfig, notes: (msg: string) => vo
   const db = await openDatabase(config.database, notes, 'apikey tool');
   const prisma = new PrismaService(db);
   return {
-    keys: new ApiKeysService(prisma, config.apiKeys),
+    keys: new ApiKeysService(new ApiKeysRepository(prisma), config.apiKeys),
     async close() {
       try {
         await prisma.$disconnect();
