@@ -1,5 +1,5 @@
 // CPU per rate-limit decision in Redis, with and without ioredis's auto-pipelining: the service's
-// own script (RATE_LIMIT_SCRIPT, src/rate-limit/redis.store.ts) called as the store calls it, for
+// own script (RATE_LIMIT_SCRIPT, src/rate-limit/rate-limit.script.ts) called as the store calls it, for
 // 2,000 subjects, by 1, 4, 16 and 64 callers at once (each sends its next call when its reply
 // comes, as requests of concurrent clients do). Prints, per setting, the calls a second, this
 // process's CPU per call (ioredis, the socket) and Redis's own CPU per call (INFO cpu), medians
@@ -21,9 +21,9 @@ const SUBJECTS = 2_000;
 const CONCURRENCY = [1, 4, 16, 64];
 const PREFIX = `bench-redis-calls-${process.pid}:`;
 
-if (!existsSync(path.join(DIST, 'rate-limit/redis.store.js')))
+if (!existsSync(path.join(DIST, 'rate-limit/rate-limit.script.js')))
   throw new Error(`no build in ${DIST}: run npm run bench once (or BENCH_ONLY=listPets npm run bench)`);
-const { RATE_LIMIT_SCRIPT, rateLimitArgs, rateLimitKeys } = await distModule('rate-limit/redis.store.js');
+const { RATE_LIMIT_SCRIPT, rateLimitArgs, rateLimitKeys } = await distModule('rate-limit/rate-limit.script.js');
 
 /** A connection with the store's options but for auto-pipelining. */
 async function connect(autoPipelining) {
