@@ -55,7 +55,8 @@ const freePort = () =>
 
 async function startService() {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(REPO, 'dist/main.js')], {
+  // Node's flags as `npm start` passes them.
+  const child = spawn(process.execPath, ['--no-allocation-site-pretenuring', path.join(REPO, 'dist/main.js')], {
     cwd: REPO,
     env: {
       PATH: process.env.PATH,

@@ -14,7 +14,7 @@ import { measure } from './load.mjs';
 import { cleanup, freePort, startServer, stopProcess } from './processes.mjs';
 import { NORMAL_SCENARIOS, bindScenario } from './scenarios.mjs';
 import { build, prepare, serviceEnvFor } from './setup.mjs';
-import { CANDIDATE_DIST, DIST, DURATION, FIRST_PORT, RUN_ID, WORK, log, num } from './settings.mjs';
+import { CANDIDATE_DIST, DIST, DURATION, FIRST_PORT, RUN_ID, SERVICE_NODE_FLAGS, WORK, log, num } from './settings.mjs';
 
 const PROCESSES = num('GC_CYCLES_PROCESSES', 6);
 const SCENARIOS = ['getPet', 'createPet'].map((name) => NORMAL_SCENARIOS.find((s) => s.name === name));
@@ -32,7 +32,9 @@ async function main() {
       const tag = `${name}-${i + 1}`;
       // Each process its own rate-limit counters, so that no run shares a window with another.
       const env = serviceEnvFor(db, port, `${prefix}${tag}:`, prefixSupported);
-      const server = await startServer('service', [path.join(dist, 'main.js')], env, port, { tag });
+      const server = await startServer('service', [...SERVICE_NODE_FLAGS, path.join(dist, 'main.js')], env, port, {
+        tag,
+      });
       try {
         const byScenario = {};
         for (const scenario of bound) byScenario[scenario.name] = await measure(server, scenario, key);

@@ -131,6 +131,7 @@ import {
   WORK,
   distModule,
   log,
+  SERVICE_NODE_FLAGS,
 } from './settings.mjs';
 import { soak } from './soak.mjs';
 import { computeTargets, formatTargets } from './targets.mjs';
@@ -163,7 +164,7 @@ async function main() {
     // Its own rate-limit counters, so the two builds' runs never share a window.
     ...(CANDIDATE_DIST && {
       candidate: [
-        [path.join(CANDIDATE_DIST, 'main.js')],
+        [...SERVICE_NODE_FLAGS, path.join(CANDIDATE_DIST, 'main.js')],
         serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
       ],
     }),
@@ -244,7 +245,7 @@ async function main() {
     const port = await freePort(next);
     const server = await startServer(
       'embedded',
-      [path.join(DIST, 'main.js')],
+      [...SERVICE_NODE_FLAGS, path.join(DIST, 'main.js')],
       {
         NODE_ENV: 'production',
         METRICS_TOKEN, // production refuses an open /metrics
