@@ -12,8 +12,6 @@ import { AuthObserver, type ApiKeyRefusalReason, type AuthResult } from './auth.
 import { GuessBudgets } from './guess-budgets.js';
 import { KeyUsage } from './key-usage.js';
 
-export { TOUCH_INTERVAL_MS } from './key-usage.js';
-
 /** A well-formed key, as far as it can be judged without I/O. */
 interface Credential {
   hash: string;
