@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
  */
 const KERNEL = {
   config: [],
-  database: ['config', 'lifecycle', 'tracing'],
+  database: ['config', 'framework', 'lifecycle', 'tracing'],
   deprecation: ['config', 'errors', 'time'],
   errors: ['framework', 'json', 'logging', 'request-context'],
   framework: [],

@@ -1,7 +1,7 @@
 // The raw baseline of `npm run bench`: the three pet operations on node:http + pg, with the
 // service's SQL as named prepared statements, and nothing else: no framework, no auth, no rate
 // limiter, no logging. Its statements are the service's PET_SQL text, the insert included
-// (src/pets/pets.service.ts; the bench passes the built service's text in BENCH_PET_SQL, so the
+// (src/pets/pets.repository.ts; the bench passes the built service's text in BENCH_PET_SQL, so the
 // two cannot drift).
 // It answers the same shapes as the service (bare array, Link / Location headers, int64 ids
 // as exact JSON numbers) so that the two do comparable work per request.

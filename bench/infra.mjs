@@ -107,7 +107,8 @@ async function startService(name, env) {
   const port = await freePort();
   const logFile = path.join(ROOT, '.tmp', `bench-infra-${RUN_ID}-${name}.log`);
   const fd = openSync(logFile, 'w');
-  const proc = spawn(process.execPath, [path.join(DIST, 'main.js')], {
+  // Node's flags as `npm start` passes them.
+  const proc = spawn(process.execPath, ['--no-allocation-site-pretenuring', path.join(DIST, 'main.js')], {
     cwd: ROOT,
     env: productionEnv({
       LOG_LEVEL: 'info',

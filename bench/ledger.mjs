@@ -66,7 +66,7 @@ export const RULES = [
   { layer: 'metrics (middleware, prom-client)', url: pkg(['prom-client', 'tdigest', 'bintrees']) },
   { layer: 'route template (for metrics and logs)', url: own('route-template|route-table|/framework/') },
   // Guards.
-  { layer: 'Redis (ioredis, redis store)', url: own('/rate-limit/redis\\.store') },
+  { layer: 'Redis (ioredis, redis store)', url: own('/rate-limit/(redis\\.store|redis-leases|rate-limit\\.script)') },
   { layer: 'guard: rate limit', url: own('rate-limit') },
   { layer: 'guard: auth (guard, auth service, keys)', url: own('/auth/') },
   // Interceptors, by file.

@@ -132,6 +132,7 @@ import {
   WORK,
   distModule,
   log,
+  SERVICE_NODE_FLAGS,
 } from './settings.mjs';
 import { soak } from './soak.mjs';
 import { computeTargets, formatTargets } from './targets.mjs';
@@ -151,7 +152,7 @@ async function main() {
   let next = FIRST_PORT;
   for (const name of SERVER_NAMES) next = (ports[name] = await freePort(next)) + 1;
   // The baseline sends the service's own read statements, when the service names them.
-  const { PET_SQL } = await distModule('pets/pets.service.js').catch(() => ({}));
+  const { PET_SQL } = await distModule('pets/pets.repository.js').catch(() => ({}));
   const normalNames = SCENARIOS.length > 0 ? ORDER : [];
   const plans = await explainReads(db.url, PET_SQL);
   if (plans)
@@ -164,7 +165,7 @@ async function main() {
     // Its own rate-limit counters, so the two builds' runs never share a window.
     ...(CANDIDATE_DIST && {
       candidate: [
-        [path.join(CANDIDATE_DIST, 'main.js')],
+        [...SERVICE_NODE_FLAGS, path.join(CANDIDATE_DIST, 'main.js')],
         serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
       ],
     }),
@@ -245,7 +246,7 @@ async function main() {
     const port = await freePort(next);
     const server = await startServer(
       'embedded',
-      [path.join(DIST, 'main.js')],
+      [...SERVICE_NODE_FLAGS, path.join(DIST, 'main.js')],
       {
         NODE_ENV: 'production',
         METRICS_TOKEN, // production refuses an open /metrics

@@ -12,6 +12,8 @@ export const DIST = path.join(ROOT, '.tmp/bench-dist');
 export const PEERS_DIST = path.join(ROOT, '.tmp/bench-peers');
 export const WORK = path.join(ROOT, '.tmp/bench-work');
 export const RESULTS = path.join(ROOT, 'bench/results');
+/** Node's flags for the service process, as `npm start` and the image's CMD pass them. */
+export const SERVICE_NODE_FLAGS = ['--no-allocation-site-pretenuring'];
 
 export const num = (name, fallback) => {
   const raw = process.env[name];

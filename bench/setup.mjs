@@ -22,6 +22,7 @@ import {
   SERVICE_NODE_OPTIONS,
   distModule,
   log,
+  SERVICE_NODE_FLAGS,
 } from './settings.mjs';
 
 export const SEED_PETS = 10_000;
@@ -260,7 +261,10 @@ export function serverSpecs({ db, petSql, ports, prefix, prefixSupported }) {
     ],
     floor: [[path.join(PEERS_DIST, 'bench/peers/floor.js')], { ...pool, NODE_ENV: 'production', ...sql }],
     peer: [[path.join(PEERS_DIST, 'bench/peers/peer.js')], { ...pool, NODE_ENV: 'production' }],
-    service: [[path.join(DIST, 'main.js')], serviceEnvFor(db, ports.service, prefix, prefixSupported)],
+    service: [
+      [...SERVICE_NODE_FLAGS, path.join(DIST, 'main.js')],
+      serviceEnvFor(db, ports.service, prefix, prefixSupported),
+    ],
   };
 }
 

@@ -21,6 +21,7 @@ import {
   SOAK_SAMPLE_S,
   SOAK_SCENARIO,
   log,
+  SERVICE_NODE_FLAGS,
 } from './settings.mjs';
 import { formatTargets } from './targets.mjs';
 
@@ -59,7 +60,7 @@ export async function soak(warnings) {
   const port = await freePort(FIRST_PORT);
   const service = await startServer(
     'service',
-    [path.join(DIST, 'main.js')],
+    [...SERVICE_NODE_FLAGS, path.join(DIST, 'main.js')],
     { ...serviceEnvFor(db, port, prefix, prefixSupported), BENCH_GC_HEAP: '1' },
     port,
   );

@@ -1,5 +1,3 @@
-// First: V8's settings for the server process (lifecycle/heap-tuning.ts), before any other module runs.
-import './lifecycle/heap-tuning.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';

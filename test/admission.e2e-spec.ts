@@ -1,8 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { generateApiKey } from '../src/auth/api-key-format.js';
+import { ApiKeysRepository } from '../src/auth/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../src/auth/api-keys.service.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../src/config/api-keys.config.js';
-import { PrismaService } from '../src/database/prisma.service.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
 import { createTestDatabase, DatabaseKind, databaseKinds, TestDatabase } from './support/databases.js';
@@ -37,7 +37,7 @@ async function issue(
   const config: ApiKeysConfig = app.get(apiKeysConfig.token);
   // Version 1 keys are what a service without API_KEY_CHECKSUM_SECRET issues.
   const keys = new ApiKeysService(
-    app.get(PrismaService),
+    app.get(ApiKeysRepository),
     { ...config, apiKeyChecksumSecret: format === 2 ? SECRET : undefined },
     clock,
   );

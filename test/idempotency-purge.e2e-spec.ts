@@ -1,7 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pg from 'pg';
 import { PrismaService } from '../src/database/prisma.service.js';
-import { IdempotencyService, PURGE_BATCH } from '../src/idempotency/idempotency.service.js';
+import { PURGE_BATCH } from '../src/idempotency/idempotency-keys.repository.js';
+import { IdempotencyService } from '../src/idempotency/idempotency.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 

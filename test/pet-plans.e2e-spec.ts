@@ -1,6 +1,6 @@
 import { openDatabase, type Database } from '../src/database/database.js';
 import type { SqlRunner } from '../src/database/sql-runner.js';
-import { PET_SQL } from '../src/pets/pets.service.js';
+import { PET_SQL } from '../src/pets/pets.repository.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 
 /**

@@ -7,7 +7,7 @@
 // baseline is what Nest and Express cost.
 //
 // Usage (after `npm run bench` has built both):
-//   DATABASE_URL=… PORT=3602 BENCH_PET_SQL="$(node -e "import('./.tmp/bench-dist/pets/pets.service.js')
+//   DATABASE_URL=… PORT=3602 BENCH_PET_SQL="$(node -e "import('./.tmp/bench-dist/pets/pets.repository.js')
 //     .then((m) => console.log(JSON.stringify(m.PET_SQL)))")" node .tmp/bench-peers/bench/peers/floor.js
 import 'reflect-metadata';
 import {

@@ -1,61 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
-import type { PreparedStatement } from '../database/database.js';
-import { PrismaService } from '../database/prisma.service.js';
 import { Clock, SystemClock } from '../time/clock.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
 import { ApiKeyInputError, checkName, checkPlan } from './api-key-input.js';
 import type { Plan } from './auth.types.js';
 import { limitsFor } from './plans.js';
-
-/** The row findByHash reads. */
-interface FoundKeyRow {
-  id: number | bigint;
-  hash: string;
-  previousHash: string | null;
-  previousExpiresAt: Date | null;
-  plan: Plan;
-  perMinute: number | null;
-  perDay: number | null;
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-  expiresAt: Date | null;
-}
-const FIND_BY_HASH: PreparedStatement = {
-  name: 'api_keys_find_by_hash',
-  text:
-    'SELECT "id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
-    '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt" ' +
-    'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
-};
-
-const TOUCH: PreparedStatement = {
-  name: 'api_keys_touch',
-  text: 'UPDATE "api_keys" SET "last_used_at" = $2 WHERE "id" = $1',
-};
-
-/**
- * The hashes of the keys changed after $1, with the database's clock. The left join keeps one
- * row (of nulls) when nothing changed, so the clock always comes back.
- */
-const CHANGES_SINCE: PreparedStatement = {
-  name: 'api_keys_changes_since',
-  text:
-    'SELECT statement_timestamp() AS "now", "hash", "previous_hash" AS "previousHash", "changed_at" AS "changedAt" ' +
-    'FROM (SELECT 1) AS "poll" LEFT JOIN "api_keys" ON "changed_at" > $1::timestamptz',
-};
-interface ChangeRow {
-  now: Date;
-  hash: string | null;
-  previousHash: string | null;
-  changedAt: Date | null;
-}
-
-/** A key whose view for authentication changed (changed_at): its current and previous secret's hashes. */
-export interface ApiKeyChange {
-  hashes: string[];
-  changedAt: Date;
-}
+import { ApiKeysRepository, type ApiKeyChange, type InfoRow } from './api-keys.repository.js';
 
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyInfo {
@@ -113,48 +63,20 @@ export interface NewApiKey {
   expiresInMs?: number;
 }
 
-const INFO_FIELDS = {
-  id: true,
-  name: true,
-  plan: true,
-  perMinute: true,
-  perDay: true,
-  prefix: true,
-  createdAt: true,
-  lastUsedAt: true,
-  revokedAt: true,
-  expiresAt: true,
-  previousExpiresAt: true,
-} as const;
-
-type InfoRow = {
-  id: bigint;
-  name: string;
-  plan: Plan;
-  perMinute: number | null;
-  perDay: number | null;
-  prefix: string;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-  expiresAt: Date | null;
-  previousExpiresAt: Date | null;
-};
-
 function toInfo(row: InfoRow): ApiKeyInfo {
   return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay) };
 }
 
 /**
  * Issuing, listing, revoking and re-planning keys (the key tool and the first-run development
- * key), and the lookup authentication makes. The only code that touches the api_keys table.
+ * key), and the lookup authentication makes; their statements are ApiKeysRepository's.
  */
 @Injectable()
 export class ApiKeysService {
   private readonly changeListeners: ((hash: string) => void)[] = [];
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: ApiKeysRepository,
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Optional() private readonly clock: Clock = new SystemClock(),
   ) {}
@@ -177,9 +99,13 @@ export class ApiKeysService {
     const now = this.clock.now();
     const expiresAt = input.expiresInMs === undefined ? null : new Date(now.getTime() + input.expiresInMs);
     const { key, hash } = this.secret();
-    const row = await this.prisma.apiKey.create({
-      data: { name, ...plan, prefix: displayPrefix(key), hash, createdAt: now, expiresAt },
-      select: INFO_FIELDS,
+    const row = await this.repository.insert({
+      name,
+      ...plan,
+      prefix: displayPrefix(key),
+      hash,
+      createdAt: now,
+      expiresAt,
     });
     return { info: toInfo(row), key };
   }
@@ -190,10 +116,7 @@ export class ApiKeysService {
    * a secret replaced earlier stops now. Null when there is no such key.
    */
   async roll(id: bigint, overlapMs: number): Promise<{ info: ApiKeyInfo; key: string } | null> {
-    const existing = await this.prisma.apiKey.findUnique({
-      where: { id },
-      select: { hash: true, previousHash: true, revokedAt: true, expiresAt: true },
-    });
+    const existing = await this.repository.findSecrets(id);
     if (!existing) return null;
     const now = this.clock.now();
     if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
@@ -204,10 +127,10 @@ export class ApiKeysService {
       overlapMs > 0
         ? { previousHash: existing.hash, previousExpiresAt: new Date(now.getTime() + overlapMs) }
         : { previousHash: null, previousExpiresAt: null };
-    const row = await this.prisma.apiKey.update({
-      where: { id, hash: existing.hash },
-      data: { hash, prefix: displayPrefix(key), ...previous },
-      select: INFO_FIELDS,
+    const row = await this.repository.replaceSecret(id, existing.hash, {
+      hash,
+      prefix: displayPrefix(key),
+      ...previous,
     });
     this.changed(existing.hash);
     if (existing.previousHash) this.changed(existing.previousHash);
@@ -216,50 +139,37 @@ export class ApiKeysService {
 
   /** Every key, revoked ones included, in order of creation. */
   async list(): Promise<ApiKeyInfo[]> {
-    const rows = await this.prisma.apiKey.findMany({
-      select: INFO_FIELDS,
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    const rows = await this.repository.list();
     return rows.map(toInfo);
   }
 
   async count(): Promise<number> {
-    return this.prisma.apiKey.count();
+    return this.repository.count();
   }
 
   async get(id: bigint): Promise<ApiKeyInfo | null> {
-    const row = await this.prisma.apiKey.findUnique({ where: { id }, select: INFO_FIELDS });
+    const row = await this.repository.findInfo(id);
     return row && toInfo(row);
   }
 
   /** Revokes a key; null when there is none with that id. Revoking twice changes nothing. */
   async revoke(id: bigint): Promise<{ info: ApiKeyInfo; alreadyRevoked: boolean } | null> {
-    const { count } = await this.prisma.apiKey.updateMany({
-      where: { id, revokedAt: null },
-      data: { revokedAt: this.clock.now() },
-    });
-    const row = await this.prisma.apiKey.findUnique({
-      where: { id },
-      select: { ...INFO_FIELDS, hash: true, previousHash: true },
-    });
+    const revoked = await this.repository.revoke(id, this.clock.now());
+    const row = await this.repository.findInfoWithHashes(id);
     if (!row) return null;
     const { hash, previousHash, ...info } = row;
     this.changed(hash);
     if (previousHash) this.changed(previousHash);
-    return { info: toInfo(info), alreadyRevoked: count === 0 };
+    return { info: toInfo(info), alreadyRevoked: !revoked };
   }
 
   /** Moves a live key to another plan; null when there is no such key. */
   async setPlan(id: bigint, plan: string, perMinute?: number, perDay?: number): Promise<ApiKeyInfo | null> {
     const limits = checkPlan(plan, perMinute, perDay);
-    const existing = await this.prisma.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
+    const existing = await this.repository.findRevokedAt(id);
     if (!existing) return null;
     if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    const row = await this.prisma.apiKey.update({
-      where: { id },
-      data: limits,
-      select: { ...INFO_FIELDS, hash: true, previousHash: true },
-    });
+    const row = await this.repository.setLimits(id, limits);
     const { hash, previousHash, ...info } = row;
     this.changed(hash);
     if (previousHash) this.changed(previousHash);
@@ -268,11 +178,10 @@ export class ApiKeysService {
 
   /**
    * The key one of whose secrets (current, or replaced by a roll) has this hash, for
-   * authentication. A prepared statement on the driver, like the pets reads: it runs for each key
-   * an instance has not cached.
+   * authentication: it runs for each key an instance has not cached.
    */
   async findByHash(hash: string): Promise<StoredApiKey | null> {
-    const [row] = await this.prisma.database.query<FoundKeyRow>(FIND_BY_HASH, [hash]);
+    const row = await this.repository.findByHash(hash);
     if (!row) return null;
     const previous = row.hash !== hash && row.previousHash === hash;
     return {
@@ -289,7 +198,7 @@ export class ApiKeysService {
 
   /** Records that a key was used (AuthService does so at most once a minute per key). */
   async touch(id: bigint): Promise<void> {
-    await this.prisma.database.query(TOUCH, [id, this.clock.now()]);
+    await this.repository.touch(id, this.clock.now());
   }
 
   /**
@@ -298,16 +207,7 @@ export class ApiKeysService {
    * only the clock.
    */
   async changesSince(since: Date | null): Promise<{ now: Date; changes: ApiKeyChange[] }> {
-    const rows = await this.prisma.database.query<ChangeRow>(CHANGES_SINCE, [since ?? 'infinity']);
-    const changes: ApiKeyChange[] = [];
-    for (const row of rows) {
-      if (row.hash === null || row.changedAt === null) continue;
-      changes.push({
-        hashes: row.previousHash === null ? [row.hash] : [row.hash, row.previousHash],
-        changedAt: row.changedAt,
-      });
-    }
-    return { now: rows[0].now, changes };
+    return this.repository.changesSince(since);
   }
 
   private changed(hash: string): void {

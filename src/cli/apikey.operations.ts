@@ -1,3 +1,4 @@
+import { ApiKeysRepository } from '../auth/api-keys.repository.js';
 import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
 import type { ApiKeysConfig } from '../config/api-keys.config.js';
 import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
@@ -51,7 +52,7 @@ export async function openKeyStore(
   if (config.database.databaseUrl !== undefined) await probe(db, describeDatabaseUrl(config.database.databaseUrl));
   const prisma = new PrismaService(db);
   return {
-    keys: new ApiKeysService(prisma, config.apiKeys),
+    keys: new ApiKeysService(new ApiKeysRepository(prisma), config.apiKeys),
     async close() {
       try {
         await prisma.$disconnect();

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
+import { interceptedClient } from '../framework/pg-client-query.js';
 import { InFlight } from '../lifecycle/in-flight.js';
 import { endClientSpan, startClientSpan } from '../tracing/tracing.js';
 
@@ -93,63 +94,23 @@ export class QueryWatch {
   }
 }
 
-type QueryCallback = (err: Error | null, result?: unknown) => void;
-
 /**
- * pg's Client with every query bounded by `watch`. Queries come as (config[, values][, callback])
- * and answer through the callback or a promise; a Submittable (a config with submit(), such as a
- * cursor) keeps its own bookkeeping and is not watched (the service sends none).
+ * pg's Client with every query bounded by `watch` and traced (a span per query while tracing is
+ * on), through the fenced interceptedClient (framework/pg-client-query.ts).
  */
 function watchedClient(watch: QueryWatch): typeof pg.Client {
-  const send = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
-  class WatchedClient extends pg.Client {}
-  (WatchedClient.prototype as { query: unknown }).query = function query(
-    this: pg.Client,
-    config: unknown,
-    values?: unknown,
-    callback?: unknown,
-  ): unknown {
-    if (
-      config !== null &&
-      typeof config === 'object' &&
-      typeof (config as { submit?: unknown }).submit === 'function'
-    ) {
-      return send.call(this, config, values, callback);
-    }
+  return interceptedClient((config, answer) => {
     const span = querySpan(config);
-    const cb = (typeof values === 'function' ? values : callback) as QueryCallback | undefined;
-    if (cb !== undefined) {
-      const watched = watch.start((err) => {
-        if (span) endClientSpan(span, err);
-        cb(err);
-      });
-      const done: QueryCallback = (err, result) => {
-        if (!watch.settle(watched)) return;
-        if (span) endClientSpan(span, err);
-        cb(err, result);
-      };
-      return typeof values === 'function' ? send.call(this, config, done) : send.call(this, config, values, done);
-    }
-    return new Promise((resolve, reject) => {
-      const watched = watch.start((err) => {
-        if (span) endClientSpan(span, err);
-        reject(err);
-      });
-      (send.call(this, config, values) as Promise<unknown>).then(
-        (result) => {
-          if (!watch.settle(watched)) return;
-          if (span) endClientSpan(span);
-          resolve(result);
-        },
-        (err: unknown) => {
-          if (!watch.settle(watched)) return;
-          if (span) endClientSpan(span, err);
-          reject(err as Error);
-        },
-      );
+    const watched = watch.start((err) => {
+      if (span) endClientSpan(span, err);
+      answer(err);
     });
-  };
-  return WatchedClient;
+    return (err, result) => {
+      if (!watch.settle(watched)) return;
+      if (span) endClientSpan(span, err);
+      answer(err, result);
+    };
+  });
 }
 
 /**

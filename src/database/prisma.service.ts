@@ -4,8 +4,8 @@ import { DATABASE } from './prisma.tokens.js';
 import type { Database } from './database.js';
 
 /**
- * The one Prisma client of the process; services reach the database only through it (its
- * `database` runs the statements of the service's own SQL, Database.query).
+ * The one Prisma client of the process; the repositories reach the database only through it (its
+ * `database` runs the statements of a repository's own SQL, Database.query).
  */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {

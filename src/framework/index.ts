@@ -18,12 +18,16 @@
  *   setHeader/removeHeader (helmet 8.3.0).
  * - validation-metadata.ts: class-validator's metadata storage, to list a DTO's fields
  *   (class-validator 0.15.1).
+ * - pg-client-query.ts: every query of a pg pool's clients passing through `Client#query`, which
+ *   a subclass replaces (pg 8.23.1, pg-pool 3.14.0, @prisma/adapter-pg 7.10.1). database/pool.ts
+ *   imports the file itself, so opening PostgreSQL loads none of the HTTP framework's internals.
  *
  * This folder is kernel: it imports packages only, never a feature.
  */
 export { httpExecutionContext, useBehindRoutes } from './after-routes.js';
 export { recordHeaders, type RecordedHeaders } from './helmet-recorder.js';
 export { allowedMethods, isMiddlewareRoute } from './route-table.js';
+export { interceptedClient, type QueryCallback } from './pg-client-query.js';
 export { isRouterNotFound } from './router-not-found.js';
 export { responseStartedOn } from './socket-response.js';
 export { validatedProperties } from './validation-metadata.js';

@@ -5,7 +5,7 @@ import { reusedKey } from './idempotent-call.js';
 import { Clock } from '../time/clock.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { PrismaService } from '../database/prisma.service.js';
+import { IdempotencyKeysRepository, PURGE_BATCH, type FreshClaim } from './idempotency-keys.repository.js';
 
 /** How long a key is remembered: 24 hours (docs/api.md, "Idempotent retries"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -17,8 +17,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IN_FLIGHT_TIMEOUT_MS = 60_000;
 /** Expired keys are deleted this often: every one that has expired when a round starts. */
 export const PURGE_INTERVAL_MS = 10 * 60_000;
-/** Rows one DELETE of the purge removes (one short statement each, so no lock is held long). */
-export const PURGE_BATCH = 1_000;
 /** A 409 in flight suggests retrying after this many seconds. */
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
@@ -94,13 +92,13 @@ export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind
  * Idempotency-Key records in PostgreSQL (table idempotency_keys), per API key, for 24 hours.
  *
  * 1. A first request writes its record completed, with its response, in the statement that
- *    does its work (completedRecord(); PetsService.insertWithRecord): INSERT … ON CONFLICT DO
- *    NOTHING, so the work runs only when the key is new, and the record and the work commit
+ *    does its work (completedRecord(); PetsService.insertWithRecord), an insert that does nothing
+ *    on a conflict, so the work runs only when the key is new, and the record and the work commit
  *    together or not at all. A concurrent request with the same key waits for that statement's
  *    transaction and then finds the key recorded.
  * 2. A key already recorded goes through claim(): the same fingerprint completed → replay, still
  *    in flight → 409, another fingerprint → 422. A record older than 24 hours, or a claim
- *    abandoned in flight, is claimed afresh: INSERT or UPDATE of an in-flight row, committed on
+ *    abandoned in flight, is claimed afresh: an insert or an update of an in-flight row, committed on
  *    its own before any work starts, so of two concurrent requests exactly one holds it.
  * 3. A claim's work and complete() run in one transaction; complete() only updates the row while
  *    it still carries this request's claim token. On failure the claim is released (deleted) so
@@ -117,7 +115,7 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   private stopping = false;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly records: IdempotencyKeysRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -134,23 +132,19 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
 
   /** Whether the key holds a live record of a request with another body. */
   async reusedWithOtherBody({ apiKeyId, key, fingerprint }: IdempotencyScope): Promise<boolean> {
-    const row = await this.prisma.idempotencyKey.findUnique({
-      where: { apiKeyId_key: { apiKeyId, key } },
-      select: { fingerprint: true, expiresAt: true },
-    });
+    const row = await this.records.findFingerprint(apiKeyId, key);
     return row !== null && row.fingerprint !== fingerprint && row.expiresAt.getTime() > this.clock.now().getTime();
   }
 
   async claim(scope: IdempotencyScope): Promise<ClaimOutcome> {
     const { apiKeyId, key, fingerprint } = scope;
-    const where = { apiKeyId_key: { apiKeyId, key } };
     // Each round either decides or lost a race to a concurrent request; a few rounds suffice.
     for (let round = 0; round < 3; round++) {
       const now = this.clock.now();
       const token = randomUUID();
-      const fresh = {
+      const fresh: FreshClaim = {
         fingerprint,
-        state: 'in_flight' as const,
+        state: 'in_flight',
         claimToken: token,
         claimedAt: now,
         createdAt: now,
@@ -160,21 +154,14 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
         responseLocation: null,
       };
       // ON CONFLICT DO NOTHING: count 1 means this request inserted the row, and owns the key.
-      const inserted = await this.prisma.idempotencyKey.createMany({
-        data: [{ apiKeyId, key, ...fresh }],
-        skipDuplicates: true,
-      });
-      if (inserted.count === 1) return this.claimed(scope, token);
+      if (await this.records.insertClaim(apiKeyId, key, fresh)) return this.claimed(scope, token);
 
-      const row = await this.prisma.idempotencyKey.findUnique({ where });
+      const row = await this.records.find(apiKeyId, key);
       if (!row) continue; // purged in between
       if (row.expiresAt.getTime() <= now.getTime()) {
         // Older than 24 hours: the key starts afresh, whatever it was used for.
-        const reset = await this.prisma.idempotencyKey.updateMany({
-          where: { apiKeyId, key, claimToken: row.claimToken, expiresAt: { lte: now } },
-          data: fresh,
-        });
-        if (reset.count === 1) return this.claimed(scope, token);
+        if (await this.records.resetExpired(apiKeyId, key, row.claimToken, now, fresh))
+          return this.claimed(scope, token);
         continue;
       }
       if (row.fingerprint !== fingerprint) throw reusedKey();
@@ -191,11 +178,7 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
       if (now.getTime() - row.claimedAt.getTime() < IN_FLIGHT_TIMEOUT_MS) throw inFlight();
       // An abandoned claim: its request cannot still be running. Take it over; should that
       // request complete after all, its completion finds another token and rolls back.
-      const taken = await this.prisma.idempotencyKey.updateMany({
-        where: { apiKeyId, key, claimToken: row.claimToken, state: 'in_flight' },
-        data: { claimToken: token, claimedAt: now },
-      });
-      if (taken.count === 1) {
+      if (await this.records.takeOver(apiKeyId, key, row.claimToken, token, now)) {
         this.logger.warn(`took over an abandoned Idempotency-Key claim of API key ${apiKeyId}`);
         return this.claimed(scope, token);
       }
@@ -205,25 +188,19 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
 
   async complete(tx: Prisma.TransactionClient, claim: IdempotencyClaim, response: ResponseToStore): Promise<void> {
     const { apiKeyId, key } = claim.scope;
-    const done = await tx.idempotencyKey.updateMany({
-      where: { apiKeyId, key, claimToken: claim.token, state: 'in_flight' },
-      data: {
-        state: 'completed',
-        responseStatus: response.status,
-        responseBody: stringifyJson(response.body),
-        responseLocation: response.location ?? null,
-      },
+    const done = await this.records.complete(tx, apiKeyId, key, claim.token, {
+      responseStatus: response.status,
+      responseBody: stringifyJson(response.body),
+      responseLocation: response.location ?? null,
     });
     // Taken over by a retry after IN_FLIGHT_TIMEOUT_MS: this request must not create anything.
-    if (done.count !== 1) throw inFlight();
+    if (!done) throw inFlight();
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
     const { apiKeyId, key } = claim.scope;
     try {
-      await this.prisma.idempotencyKey.deleteMany({
-        where: { apiKeyId, key, claimToken: claim.token, state: 'in_flight' },
-      });
+      await this.records.deleteClaim(apiKeyId, key, claim.token);
     } catch (err) {
       // The claim expires by itself (IN_FLIGHT_TIMEOUT_MS); a retry before then gets a 409.
       this.logger.warn(`could not release an Idempotency-Key claim: ${(err as Error)?.message ?? err}`);
@@ -233,7 +210,7 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   /**
    * Deletes every key that expired by `now`, in batches of PURGE_BATCH, until a batch finds
    * fewer: a round keeps pace with any rate of creates, since it ends only when the backlog it
-   * started with is gone. Each batch locks the rows it deletes with FOR UPDATE SKIP LOCKED, so
+   * started with is gone. Each batch locks the rows it deletes, skipping rows locked by others, so
    * instances purging at once take disjoint batches instead of deleting (and waiting on) the
    * same rows, and a row a claim is renewing right now is left for the next round.
    * Returns how many keys this call deleted.
@@ -241,11 +218,7 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   async purgeExpired(now: Date = this.clock.now()): Promise<number> {
     let total = 0;
     for (;;) {
-      const deleted = await this.prisma.$executeRaw`
-        DELETE FROM "idempotency_keys" WHERE ("api_key_id", "key") IN (
-          SELECT "api_key_id", "key" FROM "idempotency_keys"
-          WHERE "expires_at" <= ${now} ORDER BY "expires_at" LIMIT ${PURGE_BATCH}
-          FOR UPDATE SKIP LOCKED)`;
+      const deleted = await this.records.deleteExpiredBatch(now);
       total += deleted;
       if (deleted < PURGE_BATCH || this.stopping) return total;
     }

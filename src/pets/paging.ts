@@ -2,7 +2,7 @@ import { ApiError } from '../errors/api-error.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import type { PetStatus } from './pet-status.js';
-import type { Int64 } from './pets.service.js';
+import type { Int64 } from './pets.repository.js';
 
 const DEFAULT_LIMIT = 20;
 

@@ -19,7 +19,8 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { nextPageLink, pageRequest } from './paging.js';
 import { ParsePetIdPipe } from './parse-pet-id.pipe.js';
-import { NewPet, Pet, petJsonAroundId, PetsService } from './pets.service.js';
+import { NewPet, Pet, petJsonAroundId } from './pets.repository.js';
+import { PetsService } from './pets.service.js';
 
 @ApiTags('pets')
 @ApiExtraModels(PetDto)

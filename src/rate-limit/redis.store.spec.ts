@@ -6,7 +6,9 @@ import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from '../../t
 import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
-import { LEASE_HEADROOM, LEASE_MAX, LEASE_MS, RATE_LIMIT_SCRIPT, RedisRateLimitStore } from './redis.store.js';
+import { RATE_LIMIT_SCRIPT } from './rate-limit.script.js';
+import { LEASE_HEADROOM, LEASE_MAX, LEASE_MS } from './redis-leases.js';
+import { RedisRateLimitStore } from './redis.store.js';
 
 const REDIS_URL = redisUrl();
 

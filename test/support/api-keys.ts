@@ -1,4 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { ApiKeysRepository } from '../../src/auth/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { openDatabase } from '../../src/database/database.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
@@ -29,7 +30,7 @@ export async function issueApiKeyIn(
   const database = await openDatabase(config.database, () => {}, 'test key issuer');
   const prisma = new PrismaService(database);
   try {
-    return await issue(new ApiKeysService(prisma, config.apiKeys), input);
+    return await issue(new ApiKeysService(new ApiKeysRepository(prisma), config.apiKeys), input);
   } finally {
     await prisma.$disconnect();
     await database.close();

@@ -11,6 +11,9 @@ import { waitFor } from './wait-for.js';
  */
 const BUILDS = path.resolve('.tmp/test-dist');
 
+/** Node's flags for the server process, as `npm start` and the image's CMD pass them (test/heap-tuning.e2e-spec.ts keeps the three equal). */
+export const SERVICE_NODE_FLAGS = ['--no-allocation-site-pretenuring'];
+
 function newestSourceMtime(dir = 'src'): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -72,7 +75,7 @@ export async function startService(
 ): Promise<RunningService> {
   const main = buildService();
   port ??= await freePort();
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { PreparedStatement } from '../database/database.js';
+import { PrismaService } from '../database/prisma.service.js';
+import type { Plan } from './auth.types.js';
+
+/** The row findByHash reads. */
+export interface FoundKeyRow {
+  id: number | bigint;
+  hash: string;
+  previousHash: string | null;
+  previousExpiresAt: Date | null;
+  plan: Plan;
+  perMinute: number | null;
+  perDay: number | null;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+}
+const FIND_BY_HASH: PreparedStatement = {
+  name: 'api_keys_find_by_hash',
+  text:
+    'SELECT "id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
+    '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt" ' +
+    'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
+};
+
+const TOUCH: PreparedStatement = {
+  name: 'api_keys_touch',
+  text: 'UPDATE "api_keys" SET "last_used_at" = $2 WHERE "id" = $1',
+};
+
+/**
+ * The hashes of the keys changed after $1, with the database's clock. The left join keeps one
+ * row (of nulls) when nothing changed, so the clock always comes back.
+ */
+const CHANGES_SINCE: PreparedStatement = {
+  name: 'api_keys_changes_since',
+  text:
+    'SELECT statement_timestamp() AS "now", "hash", "previous_hash" AS "previousHash", "changed_at" AS "changedAt" ' +
+    'FROM (SELECT 1) AS "poll" LEFT JOIN "api_keys" ON "changed_at" > $1::timestamptz',
+};
+interface ChangeRow {
+  now: Date;
+  hash: string | null;
+  previousHash: string | null;
+  changedAt: Date | null;
+}
+
+const INFO_FIELDS = {
+  id: true,
+  name: true,
+  plan: true,
+  perMinute: true,
+  perDay: true,
+  prefix: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+  expiresAt: true,
+  previousExpiresAt: true,
+} as const;
+
+export type InfoRow = {
+  id: bigint;
+  name: string;
+  plan: Plan;
+  perMinute: number | null;
+  perDay: number | null;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  previousExpiresAt: Date | null;
+};
+
+/** A key's row as listed, with the hashes of its current and previous secret. */
+export type InfoRowWithHashes = InfoRow & { hash: string; previousHash: string | null };
+
+/** A key whose view for authentication changed (changed_at): its current and previous secret's hashes. */
+export interface ApiKeyChange {
+  hashes: string[];
+  changedAt: Date;
+}
+
+/**
+ * Every statement on api_keys. The lookup authentication makes, the touch of a key in use and
+ * the poll of changed keys run on a request's path or every few seconds: prepared statements on
+ * the driver (Database.query). The key tool's operations go through Prisma (why each,
+ * ARCHITECTURE.md, "Data access").
+ */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async insert(data: Prisma.ApiKeyCreateInput): Promise<InfoRow> {
+    return this.prisma.apiKey.create({ data, select: INFO_FIELDS });
+  }
+
+  /** What a roll needs to know of a key, or null. */
+  async findSecrets(
+    id: bigint,
+  ): Promise<{ hash: string; previousHash: string | null; revokedAt: Date | null; expiresAt: Date | null } | null> {
+    return this.prisma.apiKey.findUnique({
+      where: { id },
+      select: { hash: true, previousHash: true, revokedAt: true, expiresAt: true },
+    });
+  }
+
+  /** Gives the key a new secret, provided its current secret is still `currentHash`. */
+  async replaceSecret(id: bigint, currentHash: string, data: Prisma.ApiKeyUpdateInput): Promise<InfoRow> {
+    return this.prisma.apiKey.update({ where: { id, hash: currentHash }, data, select: INFO_FIELDS });
+  }
+
+  /** Every key, revoked ones included, in order of creation. */
+  async list(): Promise<InfoRow[]> {
+    return this.prisma.apiKey.findMany({
+      select: INFO_FIELDS,
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+  }
+
+  async count(): Promise<number> {
+    return this.prisma.apiKey.count();
+  }
+
+  async findInfo(id: bigint): Promise<InfoRow | null> {
+    return this.prisma.apiKey.findUnique({ where: { id }, select: INFO_FIELDS });
+  }
+
+  async findInfoWithHashes(id: bigint): Promise<InfoRowWithHashes | null> {
+    return this.prisma.apiKey.findUnique({
+      where: { id },
+      select: { ...INFO_FIELDS, hash: true, previousHash: true },
+    });
+  }
+
+  async findRevokedAt(id: bigint): Promise<{ revokedAt: Date | null } | null> {
+    return this.prisma.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
+  }
+
+  /** Revokes the key at `at` unless it is revoked already; whether it did. */
+  async revoke(id: bigint, at: Date): Promise<boolean> {
+    const { count } = await this.prisma.apiKey.updateMany({
+      where: { id, revokedAt: null },
+      data: { revokedAt: at },
+    });
+    return count === 1;
+  }
+
+  async setLimits(
+    id: bigint,
+    limits: { plan: Plan; perMinute: number | null; perDay: number | null },
+  ): Promise<InfoRowWithHashes> {
+    return this.prisma.apiKey.update({
+      where: { id },
+      data: limits,
+      select: { ...INFO_FIELDS, hash: true, previousHash: true },
+    });
+  }
+
+  /** The key whose current or previous secret has this hash, or undefined. */
+  async findByHash(hash: string): Promise<FoundKeyRow | undefined> {
+    const [row] = await this.prisma.database.query<FoundKeyRow>(FIND_BY_HASH, [hash]);
+    return row;
+  }
+
+  /** Sets the key's last_used_at. */
+  async touch(id: bigint, at: Date): Promise<void> {
+    await this.prisma.database.query(TOUCH, [id, at]);
+  }
+
+  /**
+   * The keys changed after `since` and the database's clock at the time of the query. `since`
+   * null: no keys, only the clock.
+   */
+  async changesSince(since: Date | null): Promise<{ now: Date; changes: ApiKeyChange[] }> {
+    const rows = await this.prisma.database.query<ChangeRow>(CHANGES_SINCE, [since ?? 'infinity']);
+    const changes: ApiKeyChange[] = [];
+    for (const row of rows) {
+      if (row.hash === null || row.changedAt === null) continue;
+      changes.push({
+        hashes: row.previousHash === null ? [row.hash] : [row.hash, row.previousHash],
+        changedAt: row.changedAt,
+      });
+    }
+    return { now: rows[0].now, changes };
+  }
+}
