@@ -61,6 +61,7 @@ const STATUS_OF_CODE: Record<(typeof ERROR_CODES)[number], number[]> = {
   api_key_temporarily_banned: [429],
   internal_error: [500],
   service_unavailable: [503],
+  not_implemented: [501],
 };
 
 // ---------------------------------------------------------------- the document
