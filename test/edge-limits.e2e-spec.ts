@@ -218,6 +218,23 @@ describeEachDatabase('the edge decides by the contract, on %s', (kind) => {
       expect(res.headers['x-request-id']).toMatch(/\S/);
       expect(res.headers.connection).toBe('close');
     });
+
+    it('refuses a transfer coding that does not end in chunked with 400, and stores nothing', async () => {
+      const res = await expectNothingStored(() =>
+        raw({
+          method: 'POST',
+          target: '/v1/pets',
+          headers: [
+            `Authorization: Bearer ${key}`,
+            'Content-Type: application/json',
+            'Transfer-Encoding: chunked, gzip',
+          ],
+          body: '1f\r\n{"name":"Chunk","categoryId":1}\r\n0\r\n\r\n',
+        }),
+      );
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+    });
   });
 
   describe('header fields are counted, and the ones that must be single are', () => {

@@ -67,6 +67,7 @@ export function answerClientErrors(server: Server): void {
     };
     res.writeHead(417, {
       'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
       Connection: 'close',
       [REQUEST_ID_HEADER]: randomUUID(),
     });
@@ -94,6 +95,7 @@ function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCod
   socket.end(
     `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
+      'Cache-Control: no-store\r\n' +
       `Content-Length: ${Buffer.byteLength(text)}\r\n` +
       `${REQUEST_ID_HEADER}: ${randomUUID()}\r\n` +
       'Connection: close\r\n\r\n' +

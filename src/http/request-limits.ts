@@ -27,7 +27,8 @@ const SINGLE_LENGTHS = new Set(SINGLE_HEADERS.map((name) => name.length));
  * - more than MAX_HEADER_FIELDS header fields: 431 `payload_too_large`;
  * - an HTTP/1.1 request without Host (RFC 9112 §3.2), or a header of SINGLE_HEADERS given
  *   twice: 400 `validation_failed`;
- * - a transfer coding other than `chunked` (RFC 9112 §6.1): 501 `not_implemented`.
+ * - a transfer coding other than `chunked` alone: 400 `validation_failed` when the body's length
+ *   cannot be known, else 501 `not_implemented` (transferCodingRefusal).
  */
 export function headRefusal(req: IncomingMessage): ApiError | undefined {
   const raw = req.rawHeaders;
@@ -52,10 +53,22 @@ export function headRefusal(req: IncomingMessage): ApiError | undefined {
     });
   }
   const coding = req.headers['transfer-encoding'];
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'chunked') {
-    return new ApiError(501, 'not_implemented', 'Transfer-Encoding: only chunked is supported.');
+  return coding === undefined ? undefined : transferCodingRefusal(coding);
+}
+
+/**
+ * `chunked` alone is the one transfer coding. Without `chunked` last, or with it twice, the
+ * body's length cannot be known (RFC 9112 §6.3): 400. Another coding before it (`gzip,
+ * chunked`) is one the service does not apply (RFC 9112 §6.1): 501.
+ */
+function transferCodingRefusal(value: string): ApiError | undefined {
+  const codings = value.toLowerCase().split(',');
+  const last = codings.length - 1;
+  if (last === 0 && codings[0].trim() === 'chunked') return undefined;
+  if (codings[last].trim() !== 'chunked' || codings.some((c, i) => i < last && c.trim() === 'chunked')) {
+    return new ApiError(400, 'validation_failed', 'Transfer-Encoding must end with chunked, once.');
   }
-  return undefined;
+  return new ApiError(501, 'not_implemented', 'Transfer-Encoding: only chunked is supported.');
 }
 
 /**
