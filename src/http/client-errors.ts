@@ -1,9 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
 import { responseStartedOn } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
-import { randomUUID } from 'node:crypto';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /**
@@ -51,10 +51,10 @@ const CONNECT = {
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
-  501: 'Not Implemented',
   408: 'Request Timeout',
   413: 'Payload Too Large',
   431: 'Request Header Fields Too Large',
+  501: 'Not Implemented',
 };
 
 export function answerClientErrors(server: Server): void {
