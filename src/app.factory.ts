@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AppModule, AppModuleOptions } from './app.module.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
@@ -81,7 +81,15 @@ function configureServer(app: INestApplication, config: ServerConfig): void {
   // listening. A slow client is cut between its timeout and one interval later.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     config.connectionsCheckIntervalMs;
-  // What those timeouts, oversized headers and malformed HTTP get: the Error body, then close.
+  // Node keeps only the first 2,000 header fields by default and drops the rest silently; it
+  // keeps them all here, and the edge refuses more than MAX_HEADER_FIELDS (431). Node's own bare
+  // 400 for an HTTP/1.1 request without Host is left to the edge too, which answers the Error body.
+  server.maxHeadersCount = 0;
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  // Expect: 100-continue is answered when the body is read (readJsonBody), after admission, so
+  // a client without a valid key or within a ban is refused before it is invited to upload.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  // What those timeouts, oversized headers, malformed HTTP and CONNECT get: the Error body, then close.
   answerClientErrors(server);
   app.get(ShutdownService).attach(server);
 }

@@ -61,6 +61,7 @@ const STATUS_OF_CODE: Record<(typeof ERROR_CODES)[number], number[]> = {
   api_key_temporarily_banned: [429],
   internal_error: [500],
   service_unavailable: [503],
+  not_implemented: [501],
 };
 
 // ---------------------------------------------------------------- the document
@@ -421,13 +422,18 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
     // 431: a request line and headers over 16 KiB, refused by Node's parser whatever the route.
     if (!allowed.has(res.status) && res.status !== 431)
       return `status ${res.status} is not documented here (${[...allowed].join(', ')})`;
-    // Answered by Node's HTTP parser before the app (a control byte in a header): no request id,
-    // no route, so none of the /v1 headers; only a 400, 408, 413 or 431 may come from there.
-    const parserAnswer = res.headers['x-request-id'] === undefined;
-    if (parserAnswer && ![400, 408, 413, 431].includes(res.status)) return `status ${res.status} without a request id`;
-    if (!parserAnswer && /^\/v1(\/|$|\?)/i.test(target)) {
+    if (res.headers['x-request-id'] === undefined) return `status ${res.status} without a request id`;
+    // Refused before any route, by Node's parser (a control byte in a header) or the edge's limits
+    // of a request head: no admission, so no rate-limit headers, and the connection is closed;
+    // only a 400, 408, 413 or 431 may come from there.
+    const headRefused =
+      res.headers['x-ratelimit-limit'] === undefined &&
+      res.headers.connection === 'close' &&
+      [400, 408, 413, 431].includes(res.status);
+    if (/^\/v1(\/|$|\?)/i.test(target)) {
       if (res.headers['cache-control'] !== 'no-store') return `no Cache-Control: no-store on ${target}`;
-      if (!/^\d+$/.test(res.headers['x-ratelimit-limit'] ?? '')) return `no rate-limit headers on ${target}`;
+      if (!headRefused && !/^\d+$/.test(res.headers['x-ratelimit-limit'] ?? ''))
+        return `no rate-limit headers on ${target}`;
     }
     if (res.status < 400 || method === 'HEAD') return undefined;
     if (!/^application\/json/.test(res.headers['content-type'] ?? ''))

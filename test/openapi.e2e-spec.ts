@@ -5,6 +5,7 @@ import request from 'supertest';
 import { parseJson } from '../src/json/json-codec.js';
 import { startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { expectErrorBody } from './support/error-body.js';
 
 const SNAPSHOT = 'test/openapi.snapshot.json';
 /** The update script (package.json): UPDATE_OPENAPI_SNAPSHOT=1 and this test. */
@@ -198,5 +199,25 @@ describe('OpenAPI document', () => {
     const res = await request(app.getHttpServer()).get('/docs').redirects(1);
     expect(res.status).toBe(200);
     expect(res.text).toContain('swagger-ui');
+  });
+
+  it('serves the files the /docs page links, and nothing else of swagger-ui-dist', async () => {
+    const page = await request(app.getHttpServer()).get('/docs/').redirects(1);
+    const linked = [
+      ...page.text.matchAll(/(?:src|href)="\.\/docs\/([^"]+)"|(?:src|href)="\.?\/?([^"/:]+\.(?:js|css|png))"/g),
+    ].map((m) => m[1] ?? m[2]);
+    expect(linked.length).toBeGreaterThanOrEqual(4);
+    for (const file of linked) expect((await request(app.getHttpServer()).get(`/docs/${file}`)).status).toBe(200);
+    for (const file of [
+      'package.json',
+      'swagger-ui.js.map',
+      'swagger-ui-es-bundle.js',
+      'index.html',
+      'README.md',
+      'absolute-path.js',
+    ]) {
+      const res = await request(app.getHttpServer()).get(`/docs/${file}`);
+      expectErrorBody(res, 404, 'route_not_found');
+    }
   });
 });

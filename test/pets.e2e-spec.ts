@@ -81,10 +81,21 @@ describeEachDatabase('pets API on %s', (kind) => {
       expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
     });
 
-    it('refuses categoryId beyond int64 and numbers written inexactly', async () => {
-      for (const text of ['9223372036854775808', '1e400', '9007199254740993.0e0', '1e16']) {
+    it('refuses categoryId beyond int64 and numbers that are not exactly integers', async () => {
+      for (const text of ['9223372036854775808', '1e400', '1e19', '9007199254740993.5e0', '9223372036854775806.9']) {
         const res = await post(`{"name":"x","categoryId":${text}}`);
         expectErrorBody(res, 400, 'validation_failed');
+      }
+    });
+
+    it('reads an integer written with a fraction or an exponent exactly, at any size', async () => {
+      for (const [text, exact] of [
+        ['9007199254740993.0e0', '9007199254740993'],
+        ['1e16', '10000000000000000'],
+      ]) {
+        const res = await post(`{"name":"x","categoryId":${text}}`);
+        expect(res.status).toBe(201);
+        expect(res.text).toContain(`"categoryId":${exact}`);
       }
     });
 

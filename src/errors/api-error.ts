@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'api_key_temporarily_banned',
   'gone',
   'service_unavailable',
+  'not_implemented',
   'internal_error',
 ] as const;
 

@@ -49,7 +49,7 @@ describe('framework internal: Nest\'s not-found exception ("Cannot GET /x")', ()
   });
   afterAll(() => app.close());
 
-  async function thrownFor(method: 'get' | 'post' | 'delete', path: string): Promise<HttpException> {
+  async function thrownFor(method: 'get' | 'post' | 'delete' | 'm-search', path: string): Promise<HttpException> {
     Recorder.last = undefined;
     await request(app.getHttpServer())[method](path).expect(599);
     internal(
@@ -63,6 +63,8 @@ describe('framework internal: Nest\'s not-found exception ("Cannot GET /x")', ()
     ['get', '/nothing/here'],
     ['post', '/things/7'],
     ['delete', '/nothing?x=1'],
+    // A method token with a hyphen (SSDP's M-SEARCH, which Node's parser accepts).
+    ['m-search', '/things/7'],
   ] as const)('recognises the exception for %s %s', async (method, path) => {
     const e = await thrownFor(method, path);
     internal(

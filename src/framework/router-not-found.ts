@@ -6,6 +6,9 @@ import type { HttpException } from '@nestjs/common';
  * gives the exception no other mark, and a handler's own 404 (a pet that does not exist) must
  * not become route_not_found. Canary: router-not-found.spec.ts.
  */
+/** `Cannot <METHOD> `: the methods Node's parser accepts are capitals and hyphens (`M-SEARCH`). */
+const ROUTER_MESSAGE = /^Cannot [A-Z][A-Z-]* /;
+
 export function isRouterNotFound(e: HttpException): boolean {
-  return e.getStatus() === 404 && /^Cannot [A-Z]+ /.test(e.message);
+  return e.getStatus() === 404 && ROUTER_MESSAGE.test(e.message);
 }

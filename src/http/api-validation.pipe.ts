@@ -2,6 +2,7 @@ import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@
 import { LRUCache } from 'lru-cache';
 import { ApiError, ErrorDetail } from '../errors/api-error.js';
 import { validatedProperties } from '../framework/index.js';
+import { unknownNamesError } from './unknown-names.js';
 
 /**
  * The global ValidationPipe, speaking the error codes of docs/api.md ("Errors"): a bad body is 400
@@ -57,13 +58,9 @@ export class ApiValidationPipe extends ValidationPipe {
     const known = this.fieldsOf(metatype);
     const unknown = Object.keys(value).filter((k) => !known.has(k));
     if (unknown.length > 0) {
-      const what = type === 'body' ? 'field' : 'parameter';
-      throw new ApiError(
-        400,
-        type === 'body' ? 'validation_failed' : 'unknown_parameter',
-        `Unknown ${what}${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`,
-        { details: unknown.map((field) => ({ field, message: `${field} is not an accepted ${what}` })) },
-      );
+      throw type === 'body'
+        ? unknownNamesError('field', 'validation_failed', unknown)
+        : unknownNamesError('parameter', 'unknown_parameter', unknown);
     }
     const memo = type === 'query' ? this.memoOf(metatype) : undefined;
     const memoKey = memo && queryKey(value as Record<string, unknown>);

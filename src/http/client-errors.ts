@@ -1,15 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
 import { responseStartedOn } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 
 /**
  * Requests Node's HTTP server refuses before any route sees them: headers over the size limit
  * (16 KiB), malformed HTTP, a client too slow to send its headers (HEADERS_TIMEOUT_MS) or its
  * request (REQUEST_TIMEOUT_MS), an Expect header Node does not know. Node would answer with a
  * bare status line; these get the Error body like every other error (docs/api.md, "Errors"), and
- * the connection is closed.
+ * the connection is closed. Each carries a new X-Request-Id, as every other answer does.
+ *
+ * A CONNECT request (a proxy's tunnel, which this server is not) is answered 501
+ * `not_implemented` the same way; Node would close the connection without a word.
  *
  * The codes: 431 and 413 alike are `payload_too_large`, malformed HTTP is `validation_failed` (as
  * the exception filter maps any other 400), and a request cut for being too slow is
@@ -38,11 +43,18 @@ const BAD_REQUEST = {
   message: 'The request is not valid HTTP/1.1.',
 };
 
+const CONNECT = {
+  status: 501,
+  code: 'not_implemented' as ErrorCode,
+  message: 'CONNECT is not supported: this server is not a proxy.',
+};
+
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
   408: 'Request Timeout',
   413: 'Payload Too Large',
   431: 'Request Header Fields Too Large',
+  501: 'Not Implemented',
 };
 
 export function answerClientErrors(server: Server): void {
@@ -53,28 +65,43 @@ export function answerClientErrors(server: Server): void {
       message: 'Expect: only 100-continue is supported.',
       status: 417,
     };
-    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'close',
+      [REQUEST_ID_HEADER]: randomUUID(),
+    });
     res.end(stringifyJson(body));
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node does: answer only when nothing of a response has been written on this socket yet
     // (never corrupt one in progress), and never to a peer that has gone away.
     if (socket.writable && !responseStartedOn(socket) && err.code !== 'ECONNRESET') {
-      const answer = ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
-      const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status };
-      const text = stringifyJson(body);
-      socket.end(
-        `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
-          'Content-Type: application/json; charset=utf-8\r\n' +
-          `Content-Length: ${Buffer.byteLength(text)}\r\n` +
-          'Connection: close\r\n\r\n' +
-          text,
-      );
-      // end() flushes the answer; destroy whatever is left once it has been written.
-      socket.once('finish', () => socket.destroy());
-      setTimeout(() => socket.destroy(), 1000).unref();
+      answerOnSocket(socket, ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
       return;
     }
     socket.destroy();
   });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    if (socket.writable) answerOnSocket(socket, CONNECT);
+    else socket.destroy();
+  });
+}
+
+/** Writes an Error answer straight on the socket, then closes it. */
+function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCode; message: string }): void {
+  const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status };
+  const text = stringifyJson(body);
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      'Cache-Control: no-store\r\n' +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
+      `${REQUEST_ID_HEADER}: ${randomUUID()}\r\n` +
+      'Connection: close\r\n\r\n' +
+      text,
+  );
+  // end() flushes the answer; destroy whatever is left once it has been written.
+  socket.once('finish', () => socket.destroy());
+  setTimeout(() => socket.destroy(), 1000).unref();
 }

@@ -9,6 +9,9 @@ import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
 import { startRequestSpan, withSpan } from '../tracing/tracing.js';
 import { requestContext } from '../request-context/request-context.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
+import { headRefusal, literalTarget } from './request-limits.js';
+import type { ApiError } from '../errors/api-error.js';
+import { stringifyJson } from '../json/json-codec.js';
 
 /**
  * Response headers a browser client may read across origins: paging, creation, retry and
@@ -123,6 +126,10 @@ export type RequestFinished = (req: Request, res: Response, durationMs: number) 
  * it), its security headers, its trace span, and one 'close' listener that reports it, with its
  * duration, to the access log and the metrics once the response is over. One middleware and one
  * listener per request whatever the number of concerns, since each costs on every request.
+ *
+ * It also applies the limits of a request's head (request-limits.ts): a refused head is
+ * answered here, with the Error body, before any route; a path that is not valid
+ * percent-encoding is taken literally, so that its request is admitted and refused by the route.
  */
 export function requestEdge(
   onStart: () => void,
@@ -138,6 +145,9 @@ export function requestEdge(
     applyHeaders(res, headers.forPath(req.path));
     onStart();
     res.once('close', () => onFinished(req, res, performance.now() - startedAt));
+    const refusal = headRefusal(req);
+    if (refusal !== undefined) return refuse(res, refusal);
+    req.url = literalTarget(req.url);
     const span = startRequestSpan(req.method, req.headers);
     if (span === undefined) return next();
     requestContext(req).span = span;
@@ -145,6 +155,19 @@ export function requestEdge(
     if (span.isRecording()) withSpan(span, next);
     else next();
   };
+}
+
+/**
+ * Answers a refused head with its Error body and closes the connection: the body of the request,
+ * if any, is left unread, and its framing may be what was refused.
+ */
+function refuse(res: Response, error: ApiError): void {
+  const text = stringifyJson(error.toBody());
+  res.statusCode = error.status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('Connection', 'close');
+  res.end(text);
 }
 
 /** Longest delay X-Test-Delay-Ms may ask for. */

@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
 import * as contentType from 'content-type';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import { Observable } from 'rxjs';
 import { ApiError } from '../errors/api-error.js';
@@ -22,8 +22,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const req = context.switchToHttp().getRequest<Request & { body?: unknown }>();
-    if (BODY_METHODS.has(req.method)) req.body = await readJsonBody(req);
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request & { body?: unknown }>();
+    if (BODY_METHODS.has(req.method)) req.body = await readJsonBody(req, http.getResponse<Response>());
     return next.handle();
   }
 }
@@ -41,8 +42,23 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-export async function readJsonBody(req: Request): Promise<unknown> {
+/**
+ * Reads the body of a request that has passed admission. A `Content-Encoding` other than
+ * `identity` is a 415 (RFC 9110 §8.4: the service applies no coding, so it cannot read the
+ * body as JSON). A client waiting on `Expect: 100-continue` is invited to send the body only
+ * here, once the request is admitted and its head accepted (configureServer keeps Node from
+ * answering 100 at once).
+ */
+export async function readJsonBody(req: Request, res: Response): Promise<unknown> {
   if (!hasBody(req)) return undefined;
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      'Content-Encoding is not supported: send the request body uncompressed.',
+    );
+  }
   let charset: string;
   try {
     const parsed = contentType.parse(req.headers['content-type'] ?? '');
@@ -54,6 +70,7 @@ export async function readJsonBody(req: Request): Promise<unknown> {
   if (charset !== 'utf-8' && charset !== 'utf8') {
     throw new ApiError(415, 'unsupported_media_type', 'The request body must be UTF-8 encoded JSON.');
   }
+  if (/^100-continue$/i.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
   let raw: Buffer;
   try {
     raw = await getRawBody(req, { limit: MAX_BODY_BYTES, length: req.headers['content-length'] });

@@ -1,6 +1,7 @@
 import { StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Response } from 'express';
+import { parse as parseQueryString } from 'node:querystring';
 import { stringifyJson } from '../json/json-codec.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -23,6 +24,10 @@ export class JsonExpressAdapter extends ExpressAdapter {
     // Paths are matched exactly: /V1/pets is no route (404), where Express would serve /v1/pets
     // by default. Set before the adapter's first use of the app creates its router.
     app.set('case sensitive routing', true);
+    // Every pair of the query string is read: Express's default parser keeps the first 1,000
+    // and drops the rest silently, which would hide a repeated or unknown parameter from the
+    // operations' checks. The string is bounded by the 16 KiB of headers.
+    app.set('query parser', parseEveryPair);
     super(app);
   }
 
@@ -35,6 +40,11 @@ export class JsonExpressAdapter extends ExpressAdapter {
     response.end(text);
     return response;
   }
+}
+
+/** The query string's pairs, all of them (maxKeys 0: no limit); a repeated name gives an array. */
+export function parseEveryPair(query: string): Record<string, string | string[] | undefined> {
+  return parseQueryString(query, '&', '=', { maxKeys: 0 });
 }
 
 /** An object or array for the JSON writer; not text, bytes, a file or a stream. */

@@ -13,6 +13,19 @@ import {
 
 const INT64_MAX = 9223372036854775807n;
 const int64 = fc.bigInt({ min: -INT64_MAX - 1n, max: INT64_MAX });
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The integer a JSON number literal is exactly, by rational arithmetic on its text; undefined for a fraction. */
+function exactInteger(text: string): bigint | undefined {
+  const [, sign, whole, fraction = '', exponent = '0'] = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text)!;
+  const exp = Number(exponent) - fraction.length;
+  let numerator = BigInt(whole + fraction);
+  let denominator = 1n;
+  if (exp >= 0) numerator *= 10n ** BigInt(exp);
+  else denominator = 10n ** BigInt(-exp);
+  if (numerator % denominator !== 0n) return undefined;
+  return (sign === '-' ? -1n : 1n) * (numerator / denominator);
+}
 
 describe('lossless JSON codec', () => {
   it('round-trips every int64 exactly, as a JSON number', () => {
@@ -70,28 +83,82 @@ describe('lossless JSON codec', () => {
     expect(stringifyJson({ a: 9007199254740993n })).toBe('{"a":9007199254740993}');
   });
 
-  it('agrees with JSON.parse on documents without large integers', () => {
+  it('agrees with JSON.parse on documents whose numbers are safe integers', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
         const text = JSON.stringify(value);
-        // Integral numbers beyond 2^53 are exactly where the codec must differ from JSON.parse.
-        let unsafe = false;
+        // Fractions and integers beyond 2^53 are exactly where the codec must differ from JSON.parse.
+        let other = false;
         JSON.parse(text, (_k, v: unknown) => {
-          if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v)) unsafe = true;
+          if (typeof v === 'number' && !Number.isSafeInteger(v)) other = true;
           return v;
         });
-        fc.pre(!unsafe);
+        fc.pre(!other);
         expect(parseJson(text)).toEqual(JSON.parse(text));
       }),
     );
   });
 
-  it('never rounds: a fraction or exponent that a double cannot hold exactly stays inexact', () => {
+  it('never rounds: a literal is an integer only when its text is exactly one', () => {
     expect(parseJson('1e400')).toBeInstanceOf(InexactNumber);
-    expect(parseJson('1e16')).toBeInstanceOf(InexactNumber);
-    expect(parseJson('9007199254740993.0')).toBeInstanceOf(InexactNumber);
-    expect(parseJson('1.5')).toBe(1.5);
+    expect(parseJson('1e16')).toBe(10000000000000000n);
+    expect(parseJson('9007199254740993.0')).toBe(9007199254740993n);
+    expect(parseJson('9223372036854775807.000')).toBe(9223372036854775807n);
     expect(parseJson('1e3')).toBe(1000);
+    expect(parseJson('7.000')).toBe(7);
+    expect(parseJson('70e-1')).toBe(7);
+    expect(parseJson('1.5')).toBeInstanceOf(InexactNumber);
+    // Each of these is a double that is an integer, yet none of the texts is one.
+    expect(parseJson('0.99999999999999999')).toBeInstanceOf(InexactNumber);
+    expect(parseJson('7.000000000000000001')).toBeInstanceOf(InexactNumber);
+    expect(parseJson('4503599627370496.4')).toBeInstanceOf(InexactNumber);
+    expect(parseJson('1.00000000000000001')).toBeInstanceOf(InexactNumber);
+  });
+
+  it('reads every number literal exactly: its integer when the text is one, else an InexactNumber', () => {
+    // Literals near integers and around the int64 and 2^53 edges, in every JSON spelling.
+    const edge = fc.constantFrom(0n, 1n, MAX_SAFE, MAX_SAFE + 1n, 2n ** 52n, INT64_MAX, INT64_MAX + 1n, 2n ** 64n);
+    const integer = fc.oneof(
+      edge,
+      int64,
+      edge.map((n) => -n),
+    );
+    const literal = fc
+      .record({
+        n: integer,
+        extraZeros: fc.nat(25),
+        tail: fc.oneof(fc.constant(''), fc.stringMatching(/^[0-9]{0,3}[1-9]$/)),
+        shift: fc.integer({ min: -4, max: 4 }),
+        e: fc.constantFrom('e', 'E'),
+      })
+      .map(({ n, extraZeros, tail, shift, e }) => {
+        // n, with zeros and maybe a non-zero tail after the point, the point moved by `shift`
+        // and an exponent that moves it back: the value is n + 0.000…tail.
+        const fraction = '0'.repeat(extraZeros) + tail;
+        const digits = (n < 0n ? -n : n).toString() + fraction;
+        const point = digits.length - fraction.length - shift;
+        if (point <= 0 || point > digits.length) {
+          return fraction === '' ? `${n}` : `${n}.${fraction}`;
+        }
+        const whole = digits.slice(0, point).replace(/^0+(?=[0-9])/, ''); // JSON allows no leading zero
+        const mantissa = point === digits.length ? whole : `${whole}.${digits.slice(point)}`;
+        return `${n < 0n ? '-' : ''}${mantissa}${shift === 0 ? '' : `${e}${shift}`}`;
+      });
+    fc.assert(
+      fc.property(literal, (text) => {
+        const exact = exactInteger(text);
+        const value = parseJson(text);
+        if (exact === undefined || exact > INT64_MAX * 2n || exact < -INT64_MAX * 2n) {
+          if (exact === undefined) expect(value).toBeInstanceOf(InexactNumber);
+          else expect(BigInt(value as bigint)).toBe(exact);
+          return;
+        }
+        expect(typeof value === 'number' || typeof value === 'bigint').toBe(true);
+        expect(BigInt(value as number)).toBe(exact);
+        expect(typeof value).toBe(exact >= -MAX_SAFE && exact <= MAX_SAFE ? 'number' : 'bigint');
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('throws JsonSyntaxError, never anything else, for arbitrary text', () => {
@@ -113,6 +180,27 @@ describe('lossless JSON codec', () => {
     expect(() => parseJson('['.repeat(100_000), Infinity)).toThrow(JsonSyntaxError);
   });
 
+  it('refuses a repeated key whatever its values, at any depth, and nothing else', () => {
+    expect(() => parseJson('{"name":"x","name":"x"}')).toThrow(JsonSyntaxError);
+    expect(() => parseJson('{"categoryId":7,"categoryId":7.0}')).toThrow(JsonSyntaxError);
+    expect(() => parseJson('[{"a":{"b":null,"b":null}}]')).toThrow(JsonSyntaxError);
+    expect(parseJson('{"a":"b:c","b":{"a":1}}')).toEqual({ a: 'b:c', b: { a: 1 } });
+    const member = fc.tuple(
+      fc.constantFrom('a', 'b', '__proto__', ':', '\\"', 'a:b'),
+      fc.constantFrom('1', '1.0', '"x"', '"a:b"', 'null', '{}', '{"a":1}', '[1,{"b":2}]'),
+    );
+    fc.assert(
+      fc.property(fc.array(member, { maxLength: 5 }), fc.boolean(), (members, nested) => {
+        const object = `{${members.map(([k, v]) => `"${k}":${v}`).join(',')}}`;
+        const text = nested ? `{"outer":[${object}]}` : object;
+        const repeated = new Set(members.map(([k]) => k)).size !== members.length;
+        if (repeated) expect(() => parseJson(text)).toThrow(JsonSyntaxError);
+        else expect(() => parseJson(text)).not.toThrow();
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('keeps __proto__ as plain data, never as a prototype', () => {
     const v = parseJson('{"__proto__":{"polluted":1}}') as object;
     expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
@@ -124,6 +212,8 @@ describe('lossless JSON codec', () => {
 /**
  * A plain reference writer of the canonical form: the fingerprints stored in idempotency_keys
  * hash this text, so canonicalJson must write exactly the same, or stored keys would stop matching.
+ * (Only accepted bodies are stored, and their numbers are integers; an InexactNumber is written
+ * as its exact value.)
  */
 function previousCanonical(value: unknown): string {
   if (value === null || value === undefined) return 'null';
@@ -137,7 +227,7 @@ function previousCanonical(value: unknown): string {
     case 'string':
       return JSON.stringify(value);
   }
-  if (value instanceof InexactNumber) return value.text;
+  if (value instanceof InexactNumber) return value.canonical;
   if (Array.isArray(value)) return `[${value.map((v) => previousCanonical(v)).join(',')}]`;
   if (typeof value === 'object') {
     const entries = Object.keys(value)
@@ -197,6 +287,16 @@ describe('canonical JSON (request fingerprints)', () => {
 
   it('writes an inexact number as the literal it was parsed from', () => {
     expect(stringifyJson({ n: parseJson('1e400') })).toBe('{"n":1e400}');
+  });
+
+  it('gives one text to the literals of one value, and another to any other value', () => {
+    const canonical = (text: string) => canonicalJson(parseJson(text), 32);
+    expect(canonical('1.5')).toBe(canonical('15e-1'));
+    expect(canonical('1.50')).toBe(canonical('0.15E1'));
+    expect(canonical('7.0')).toBe(canonical('7'));
+    expect(canonical('1.00000000000000001')).not.toBe(canonical('1'));
+    expect(canonical('0.99999999999999999')).not.toBe(canonical('1'));
+    expect(canonical('4503599627370496.4')).not.toBe(canonical('4503599627370496'));
   });
 });
 

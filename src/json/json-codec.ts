@@ -3,30 +3,60 @@ import { isInteger, parse, stringify } from 'lossless-json';
 /**
  * Lossless JSON for request and response bodies (docs/api.md, "Identifiers (int64)").
  *
- * `JSON.parse` turns 9007199254740993 into 9007199254740992, so bodies are parsed with
- * lossless-json: an integer literal that does not fit a double exactly becomes a `bigint`,
- * a safe one a `number`. Any other number literal (fraction or exponent) becomes a `number`
- * unless that would change its value; then it stays an `InexactNumber`, which no field
- * accepts. Nothing is rounded behind the caller's back.
+ * `JSON.parse` turns 9007199254740993 into 9007199254740992, and `Number('0.99999999999999999')`
+ * is 1, so a number is judged from its text, never from a double: a literal whose exact decimal
+ * value is an integer (`7`, `7.0`, `7.000`, `7e0`, `70e-1`) becomes that integer, a `number`
+ * while it is a safe integer and a `bigint` beyond; any other literal (a fraction, however
+ * close to an integer, or an integer too long for int64 written with an exponent) becomes an
+ * `InexactNumber`, which no field accepts. Nothing is rounded behind the caller's back.
  */
 export class InexactNumber {
-  constructor(readonly text: string) {}
+  /**
+   * `text`: the literal as sent; `canonical`: its exact value as `<digits>e<exponent>` with no
+   * leading or trailing zero digits, so two literals of one value (1.5, 1.50, 15e-1) have one
+   * canonical text (request fingerprints).
+   */
+  constructor(
+    readonly text: string,
+    readonly canonical: string = text,
+  ) {}
   toString(): string {
     return this.text;
   }
 }
+
+/** A JSON number literal, split (lossless-json has checked its syntax). */
+const NUMBER_PARTS = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** Digits of the longest integer made exact here: int64 has 19, so 20 covers every overflow by one. */
+const MAX_INTEGER_DIGITS = 20n;
 
 function parseNumber(text: string): number | bigint | InexactNumber {
   if (isInteger(text)) {
     const n = Number(text);
     return Number.isSafeInteger(n) ? n : BigInt(text);
   }
-  const n = Number(text);
-  if (!Number.isFinite(n)) return new InexactNumber(text);
-  // An integral value written as a fraction or with an exponent (1e3, 2.0) is kept only
-  // while a double represents it exactly.
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return new InexactNumber(text);
-  return n;
+  const parts = NUMBER_PARTS.exec(text);
+  if (parts === null) return new InexactNumber(text);
+  const [, sign, whole, fraction = '', exponent = '0'] = parts;
+  // The value is sign × digits × 10^scale, read exactly from the text.
+  const all = whole + fraction;
+  let start = 0;
+  while (start < all.length && all.charCodeAt(start) === 0x30) start++;
+  if (start === all.length) return sign === '-' ? -0 : 0;
+  let end = all.length;
+  while (all.charCodeAt(end - 1) === 0x30) end--;
+  const digits = all.slice(start, end);
+  // BigInt: an exponent may have any number of digits.
+  const scale = BigInt(exponent) - BigInt(fraction.length) + BigInt(all.length - end);
+  return scale >= 0n && BigInt(digits.length) + scale <= MAX_INTEGER_DIGITS
+    ? exactInteger(BigInt(`${sign}${digits}${'0'.repeat(Number(scale))}`))
+    : new InexactNumber(text, `${sign}${digits}e${scale}`);
+}
+
+function exactInteger(n: bigint): number | bigint {
+  return n >= MIN_SAFE && n <= MAX_SAFE ? Number(n) : n;
 }
 
 export class JsonSyntaxError extends Error {}
@@ -47,7 +77,16 @@ export const MAX_JSON_DEPTH = 32;
  * not JSON is left to the parser to refuse.
  */
 export function nestsDeeperThan(text: string, maxDepth: number): boolean {
+  return scanJson(text, maxDepth) < 0;
+}
+
+/**
+ * One pass over JSON text, outside string literals: -1 when it nests deeper than `maxDepth`,
+ * else the number of object members it writes (each member has the one `:` outside strings).
+ */
+function scanJson(text: string, maxDepth: number): number {
   let depth = 0;
+  let members = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -55,26 +94,46 @@ export function nestsDeeperThan(text: string, maxDepth: number): boolean {
       if (c === 0x5c /* \ */) i++;
       else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) inString = true;
+    else if (c === 0x3a /* : */) members++;
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > maxDepth) return true;
+      if (++depth > maxDepth) return -1;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
   }
-  return false;
+  return members;
+}
+
+/** Object members of a parsed value, nested ones included (InexactNumber is no JSON object). */
+function countMembers(value: unknown): number {
+  if (typeof value !== 'object' || value === null || value instanceof InexactNumber) return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) n += countMembers(value[i]);
+    return n;
+  }
+  for (const key of Object.keys(value)) n += 1 + countMembers((value as Record<string, unknown>)[key]);
+  return n;
 }
 
 /**
  * Parses JSON text losslessly. Throws JsonTooDeepError for text nested deeper than `maxDepth`
- * (checked before parsing), JsonSyntaxError for anything that is not one JSON value.
+ * (checked before parsing), JsonSyntaxError for anything that is not one JSON value, duplicate
+ * keys included. lossless-json refuses a key repeated with another value but keeps one with an
+ * equal value (`{"a":7,"a":7.0}`); every duplicate is refused here by comparing the members the
+ * text writes with those the value holds.
  */
 export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
-  if (nestsDeeperThan(text, maxDepth)) throw new JsonTooDeepError(`JSON nested deeper than ${maxDepth}`);
+  const members = scanJson(text, maxDepth);
+  if (members < 0) throw new JsonTooDeepError(`JSON nested deeper than ${maxDepth}`);
+  let value: unknown;
   try {
-    return parse(text, undefined, parseNumber);
+    value = parse(text, undefined, parseNumber);
   } catch (err) {
     // lossless-json reports syntax and duplicate keys; a pathologically deep document can
     // exhaust the stack (RangeError). Both are the client's malformed input.
     throw new JsonSyntaxError(err instanceof Error ? err.message : String(err));
   }
+  if (members > 0 && countMembers(value) !== members) throw new JsonSyntaxError('an object repeats a key');
+  return value;
 }
 
 /**
@@ -208,7 +267,7 @@ function writeValue(value: unknown, sorted: boolean, depth: number, maxDepth: nu
         }
         return `${out}]`;
       }
-      if (value instanceof InexactNumber) return value.text;
+      if (value instanceof InexactNumber) return sorted ? value.canonical : value.text;
       if (!sorted) {
         const proto: unknown = Object.getPrototypeOf(value);
         if (

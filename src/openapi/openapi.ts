@@ -198,6 +198,31 @@ function unwrapSingleRefAllOf(schema: unknown): void {
 }
 
 /**
+ * What the Swagger UI page at /docs loads (its HTML links these), relative to /docs. The rest of
+ * the swagger-ui-dist folder that SwaggerModule serves (its package.json, source maps, other
+ * bundles, the stock index.html) is answered 404 route_not_found.
+ */
+const DOCS_FILES = new Set([
+  '/',
+  '/swagger-ui.css',
+  '/swagger-ui-bundle.js',
+  '/swagger-ui-standalone-preset.js',
+  '/swagger-ui-init.js',
+  '/favicon-32x32.png',
+  '/favicon-16x16.png',
+]);
+
+function onlyDocsFiles(req: Request, res: Response, next: () => void): void {
+  if (DOCS_FILES.has(req.path)) return next();
+  const body = stringifyJson({
+    code: 'route_not_found',
+    message: `No route matches ${req.method} /docs${req.path}.`,
+    status: 404,
+  });
+  res.status(404).type('application/json').send(body);
+}
+
+/**
  * Serves the document at /openapi.json, written losslessly (int64 bounds as exact numbers),
  * and Swagger UI at /docs. The UI embeds its copy with JSON.stringify, which has no bigint, so
  * it gets the document as a browser's JSON.parse would read /openapi.json anyway, with
@@ -208,6 +233,7 @@ export function mountOpenApi(app: INestApplication, config: PublicUrlsConfig): O
   const text = stringifyJson(doc);
   const forUi = JSON.parse(text) as OpenAPIObject;
   forUi.servers = [THIS_SERVER, ...(forUi.servers ?? [])];
+  app.use(DOCS_PATH, onlyDocsFiles);
   SwaggerModule.setup(DOCS_PATH.slice(1), app, forUi, { raw: false });
   app.getHttpAdapter().get(OPENAPI_PATH, (_req: Request, res: Response) => res.type('application/json').send(text));
   return doc;

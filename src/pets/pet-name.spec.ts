@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { codePointLength, NAME_MAX_CODE_POINTS, nameProblem } from './pet-name.js';
+import { BLANK_GRAPHICS, codePointLength, NAME_MAX_CODE_POINTS, nameProblem } from './pet-name.js';
 
 /** Code points drawn from the ranges where validators and databases disagree. */
 const trickyCodePoint = fc.oneof(
@@ -85,6 +85,7 @@ describe('pet names', () => {
       ofCategory(/\p{Default_Ignorable_Code_Point}/u).filter(
         (cp) => !/[\p{Cc}\u202a-\u202e\u2066-\u2069]/u.test(String.fromCodePoint(cp)),
       ),
+      fc.constantFrom(...BLANK_GRAPHICS),
     );
     fc.assert(
       fc.property(
@@ -98,5 +99,14 @@ describe('pet names', () => {
         },
       ),
     );
+  });
+
+  it('counts the characters that render as nothing as blank, alone or mixed with other invisible ones', () => {
+    for (const cp of [0x2800, 0x1d159, 0x3164, 0x115f, 0x1160, 0xffa0, 0x180e, 0x2000, 0x200a, 0x2062, 0x3000]) {
+      expect(nameProblem(String.fromCodePoint(cp))).toBe('blank');
+      expect(nameProblem(`${String.fromCodePoint(cp)}\u200b${String.fromCodePoint(cp)}`)).toBe('blank');
+    }
+    // A visible braille pattern is a character like any other.
+    expect(nameProblem('\u2801')).toBeUndefined();
   });
 });

@@ -11,15 +11,28 @@
  *   (U+202A–U+202E, U+2066–U+2069), which reorder how the text around them is displayed.
  * - Other format characters are allowed inside a name (ZWJ joins emoji and Indic letters, ZWNJ
  *   is part of Persian spelling, LRM/RLM mark direction), but a name needs at least one visible
- *   character: one that is not white space, a mark, a format character or default-ignorable.
+ *   character: one that is not white space (`White_Space`), default-ignorable
+ *   (`Default_Ignorable_Code_Point`: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, the
+ *   Mongolian vowel separator U+180E and the invisible operators are), a mark (`\p{M}`), a
+ *   format character (`\p{Cf}`), nor one of the graphic characters that render as nothing,
+ *   BLANK_GRAPHICS. The properties are the runtime's Unicode data, so a blank character is
+ *   judged the same way in every name.
  */
+
+/**
+ * Graphic characters (general category So) whose glyph is empty: U+2800 BRAILLE PATTERN BLANK
+ * and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD. The Hangul fillers are repeated here, so they stay
+ * blank with Unicode data that would not list them as default-ignorable.
+ */
+export const BLANK_GRAPHICS = [0x2800, 0x1d159, 0x115f, 0x1160, 0x3164, 0xffa0] as const;
 export const NAME_MAX_CODE_POINTS = 255;
 
 export type NameProblem = 'length' | 'forbidden' | 'blank';
 
 // With the u flag, \p{Cs} matches only unpaired surrogates (a pair is one code point).
 const FORBIDDEN = /[\p{Cc}\p{Cs}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
-const VISIBLE = /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{M}\p{Cf}\p{Cc}\p{Cs}]/u;
+const VISIBLE =
+  /[^\p{White_Space}\p{Default_Ignorable_Code_Point}\p{M}\p{Cf}\p{Cc}\p{Cs}\u2800\u{1d159}\u115f\u1160\u3164\uffa0]/u;
 
 /** Code points of a string, a lone surrogate counting as one (as its replacement would). */
 export function codePointLength(s: string): number {

@@ -100,8 +100,9 @@ function isComplete(raw: Buffer): boolean {
   return false;
 }
 
-export function parseResponse(raw: Buffer): RawResponse {
-  // Interim 1xx responses (100 Continue) precede the final one.
+export function parseResponse(received: Buffer): RawResponse {
+  // Interim 1xx responses (100 Continue) precede the final one; `raw` keeps them.
+  let raw = received;
   while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1'))) {
     const next = raw.indexOf('\r\n\r\n');
     if (next < 0) break;
@@ -120,7 +121,7 @@ export function parseResponse(raw: Buffer): RawResponse {
   let body = raw.subarray(end + 4);
   if (headers['transfer-encoding']?.toLowerCase() === 'chunked') body = unchunk(body);
   else if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
-  return { status: Number(m[1]), headers, body, raw };
+  return { status: Number(m[1]), headers, body, raw: received };
 }
 
 function unchunk(data: Buffer): Buffer {
