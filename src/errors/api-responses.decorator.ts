@@ -14,7 +14,7 @@ export interface ErrorResponseDoc {
 /**
  * Every status the operations' errors (ApiError) are answered with, and the codes of each,
  * each with an example body shaped as the service writes it. src/errors/api-responses.spec.ts
- * checks this table and ROUTING_ERRORS against the `new ApiError(status, 'code', …)` of the
+ * checks this table and EDGE_ERRORS against the `new ApiError(status, 'code', …)` of the
  * source, both ways, so a new code or a code moved to another status shows up here.
  */
 export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
@@ -121,10 +121,17 @@ export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
 };
 
 /**
- * The answers of routing, not of an operation: a path no route answers, a method a path does
- * not take (docs/api.md, "Errors"). They have no operation to be documented on.
+ * The answers of the edge and of routing, not of an operation: a request head refused before
+ * routing (too many header fields, a transfer coding not applied), a path no route answers, a
+ * method a path does not take (docs/api.md, "Errors"; docs/security.md, "Input limits"). They
+ * have no operation to be documented on.
  */
-export const ROUTING_ERRORS = ['404 route_not_found', '405 method_not_allowed'] as const;
+export const EDGE_ERRORS = [
+  '431 payload_too_large',
+  '501 not_implemented',
+  '404 route_not_found',
+  '405 method_not_allowed',
+] as const;
 
 /** The example Error body of `code` at `status`. */
 export function exampleBody(status: number, code: ErrorCode): ErrorBody {

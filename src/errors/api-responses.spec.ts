@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES } from './api-error.js';
-import { ERROR_RESPONSES, exampleBody, ROUTING_ERRORS } from './api-responses.decorator.js';
+import { ERROR_RESPONSES, exampleBody, EDGE_ERRORS } from './api-responses.decorator.js';
 
 /** Every `new ApiError(<status>, '<code>'` written in the service's source, as "status code". */
 function thrownInSource(dir = 'src'): Set<string> {
@@ -23,7 +23,7 @@ describe('ERROR_RESPONSES (the error examples of the OpenAPI document)', () => {
     ...Object.entries(ERROR_RESPONSES).flatMap(([status, doc]) =>
       Object.keys(doc.examples).map((c) => `${status} ${c}`),
     ),
-    ...ROUTING_ERRORS,
+    ...EDGE_ERRORS,
   ]);
 
   it('has an example for every status and code the source throws, and none it never throws', () => {

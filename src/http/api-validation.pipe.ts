@@ -58,9 +58,7 @@ export class ApiValidationPipe extends ValidationPipe {
     const known = this.fieldsOf(metatype);
     const unknown = Object.keys(value).filter((k) => !known.has(k));
     if (unknown.length > 0) {
-      throw type === 'body'
-        ? unknownNamesError('field', 'validation_failed', unknown)
-        : unknownNamesError('parameter', 'unknown_parameter', unknown);
+      throw type === 'body' ? unknownNamesError('field', unknown) : unknownNamesError('parameter', unknown);
     }
     const memo = type === 'query' ? this.memoOf(metatype) : undefined;
     const memoKey = memo && queryKey(value as Record<string, unknown>);

@@ -11,6 +11,6 @@ export class NoQueryParametersPipe implements PipeTransform<Record<string, unkno
   transform(query: Record<string, unknown> | undefined): void {
     const names = Object.keys(query ?? {});
     if (names.length === 0) return;
-    throw unknownNamesError('parameter', 'unknown_parameter', names);
+    throw unknownNamesError('parameter', names);
   }
 }
