@@ -84,12 +84,22 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     await timed('packages', () => installDebianPackages(DEBIAN_PACKAGES));
     dir = mkdtempSync(path.join(os.tmpdir(), 'animal-store-deploy-'));
     engine = await startPodman(dir);
-    await timed('base images', () =>
-      run('sh', [path.join(LOOKALIKES, 'build.sh'), path.join(dir, 'images')], {
+    const lookalikes = (images: string[]) =>
+      run('sh', [path.join(LOOKALIKES, 'build.sh'), path.join(dir, 'images'), ...images], {
         env: { ...process.env, ...engine!.buildEnv },
         timeout: 900_000,
         maxBuffer: 64 * 1024 * 1024,
-      }),
+      });
+    // The bases of the project's two Dockerfiles first; then those images, side by side with the
+    // other look-alikes. The images the compose file builds come from the project's Dockerfiles
+    // unchanged, tagged as `docker-compose build` tags them (built with podman itself: podman.ts).
+    await timed('base images', () => lookalikes(['debian', 'node']));
+    await timed('build', () =>
+      Promise.all([
+        engine!.build('.', `animal-store-api:${IMAGE_TAG}`),
+        engine!.build('deploy/pgbouncer', `animal-store-pgbouncer:${IMAGE_TAG}`),
+        lookalikes(['postgres', 'redis', 'haproxy']),
+      ]),
     );
 
     // Only the image names of the three official images; everything else as shipped.
@@ -128,14 +138,6 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
       overrideFile: override,
       engineEnv: engine.env,
     });
-    // The images the compose file builds, from the project's Dockerfiles unchanged, as
-    // `docker-compose build` tags them (built with podman itself: see podman.ts).
-    await timed('build', () =>
-      Promise.all([
-        engine!.build('.', `animal-store-api:${IMAGE_TAG}`),
-        engine!.build('deploy/pgbouncer', `animal-store-pgbouncer:${IMAGE_TAG}`),
-      ]),
-    );
     await timed('up', () => compose.run(['up', '-d'], { timeoutMs: 300_000 }));
     await timed('ready', async () => {
       await untilUp('app1');

@@ -13,11 +13,16 @@
 #                                            /usr/local/etc/haproxy/haproxy.cfg
 # The last three replace postgres:16, redis:7 and haproxy:2.8-alpine through the compose override
 # the test writes. Needs podman (CONTAINERS_CONF as the test sets it), debootstrap and npm; run as
-# root. Usage: build.sh WORKDIR (a scratch directory, emptied by the caller).
+# root. Usage: build.sh WORKDIR [IMAGE…] (a scratch directory, emptied by the caller; the images
+# among debian, node, postgres, redis and haproxy, by default all; debian is built first whenever
+# it is missing, the others side by side).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-work=${1:?usage: build.sh WORKDIR}
+work=${1:?usage: build.sh WORKDIR [IMAGE…]}
+shift
+wanted=${*:-debian node postgres redis haproxy}
 mkdir -p "$work"
+wants() { case " $wanted " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 have() { podman image exists "$1"; }
 build() { # name context [extra podman build arguments]
@@ -39,7 +44,7 @@ if ! have docker.io/library/debian:bookworm-slim; then
 fi
 
 pids=
-if ! have docker.io/library/node:24-bookworm-slim; then
+if wants node && ! have docker.io/library/node:24-bookworm-slim; then
   (
     mkdir -p "$work/node"
     cp "$here"/node/Dockerfile "$work/node/"
@@ -55,7 +60,7 @@ if ! have docker.io/library/node:24-bookworm-slim; then
   pids="$pids $!"
 fi
 for image in postgres:16 redis:7 haproxy:2.8; do
-  if ! have "localhost/animal-store-test/$image"; then
+  if wants "${image%%:*}" && ! have "localhost/animal-store-test/$image"; then
     build "localhost/animal-store-test/$image" "$here/${image%%:*}" &
     pids="$pids $!"
   fi
