@@ -27,7 +27,8 @@ export class Compose {
   private args(args: string[]): string[] {
     const { project, envFile, overrideFile } = this.options;
     return [
-      '--no-ansi',
+      '--ansi',
+      'never',
       '-p',
       project,
       '--env-file',
