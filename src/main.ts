@@ -3,11 +3,14 @@ import './lifecycle/heap-tuning.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory.js';
+import { CONFIG_SLICES } from './config/config.js';
 import { EX_CONFIG, loadConfigOrReport } from './config/exit-on-config-error.js';
 import { onShutdownSignals } from './lifecycle/graceful-shutdown.js';
 
 async function bootstrap(): Promise<void> {
-  const config = loadConfigOrReport();
+  // Every slice, checked before the app is built: nothing is opened, printed or listened on
+  // until the whole configuration is valid.
+  const config = await loadConfigOrReport(CONFIG_SLICES);
   if (!config) process.exit(EX_CONFIG);
   const app = await createApp({ config });
   onShutdownSignals(app, config.shutdown);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { USAGE } from '../src/cli/apikey.args.js';
 import { buildService, RunningService, startService } from './support/built-service.js';
 import { waitFor } from './support/wait-for.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
@@ -223,7 +224,11 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
       expect(await status(rolled.key)).toBe(200);
       expect(await status(expiring.key)).toBe(200); // within its overlap
       expect(await status(dropped.key)).toBe(200);
-      expect(await status(secrets[1])).toBe(401); // rolled with --overlap 0
+      // Rolled with --overlap 0: forgotten at once, so unknown, as the tool's help and docs/api-keys.md say.
+      const old = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[1]}` } });
+      expect(old.status).toBe(401);
+      expect(await old.json()).toMatchObject({ code: 'invalid_api_key', status: 401 });
+      expect(USAGE).toMatch(/--overlap 0 it is forgotten at once and gets 401 invalid_api_key/);
     } finally {
       await svc.stop();
     }

@@ -15,8 +15,9 @@ Commands:
         (active, expiring within 7 days, expired, revoked) and last use.
   roll ID [--overlap DURATION] [--json]
         Give a key a new secret, keeping its id, plan and counters. The old secret keeps
-        working for the overlap (default 24h; 0 stops it at once), then gets 401
-        api_key_expired. A version 1 key rolls into a version 2 key.
+        working for the overlap (default 24h), then gets 401 api_key_expired until the
+        next roll. With --overlap 0 it is forgotten at once and gets 401 invalid_api_key,
+        as an unknown key does. A version 1 key rolls into a version 2 key.
   revoke ID [--json]
         Revoke a key; every instance refuses it within API_KEY_CACHE_TTL_MS (under 5 s).
   set-plan ID PLAN [--per-minute N --per-day N] [--json]

@@ -1,3 +1,5 @@
+import { apiKeysConfig } from '../config/api-keys.config.js';
+import { databaseConfig } from '../config/database.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
 import { Command, parseCommand, USAGE, UsageError } from './apikey.args.js';
 import { KeyStore, openKeyStore, perform } from './apikey.operations.js';
@@ -38,7 +40,8 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     io.out(USAGE);
     return 0;
   }
-  const config = loadConfigOrReport(io.env, io.err);
+  // The database's settings and the API key secrets, nothing of the server's.
+  const config = await loadConfigOrReport({ database: databaseConfig, apiKeys: apiKeysConfig }, io.env, io.err);
   if (!config) return EX_CONFIG;
   let store: KeyStore;
   try {

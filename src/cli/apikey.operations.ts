@@ -1,6 +1,7 @@
 import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
-import type { AppConfig } from '../config/config.js';
-import { openDatabase } from '../database/database.js';
+import type { ApiKeysConfig } from '../config/api-keys.config.js';
+import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
+import { openDatabase, type Database } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import type { Command } from './apikey.args.js';
 
@@ -22,6 +23,16 @@ export class NoSuchKeyError extends Error {
   }
 }
 
+/** PostgreSQL did not answer the tool's first statement: `where` is its host, port and database. */
+export class DatabaseUnreachableError extends Error {
+  constructor(
+    readonly where: string,
+    override readonly cause: unknown,
+  ) {
+    super(`cannot reach the database at ${where}`);
+  }
+}
+
 /** The api_keys table of the configured database, as the server's own service reaches it. */
 export interface KeyStore {
   keys: ApiKeysService;
@@ -32,8 +43,12 @@ export interface KeyStore {
  * Opens the database the configuration selects, as the server does (the embedded DATA_DIR is
  * locked and migrated; `notes` receives the migration notes).
  */
-export async function openKeyStore(config: AppConfig, notes: (msg: string) => void): Promise<KeyStore> {
+export async function openKeyStore(
+  config: { database: DatabaseConfig; apiKeys: ApiKeysConfig },
+  notes: (msg: string) => void,
+): Promise<KeyStore> {
   const db = await openDatabase(config.database, notes, 'apikey tool');
+  if (config.database.databaseUrl !== undefined) await probe(db, describeDatabaseUrl(config.database.databaseUrl));
   const prisma = new PrismaService(db);
   return {
     keys: new ApiKeysService(prisma, config.apiKeys),
@@ -45,6 +60,16 @@ export async function openKeyStore(config: AppConfig, notes: (msg: string) => vo
       }
     },
   };
+}
+
+/** One statement before any work, so an unreachable server is told apart from a failed operation. */
+async function probe(db: Database, where: string): Promise<void> {
+  try {
+    await db.withRunner((runner) => runner.query('SELECT 1'));
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw new DatabaseUnreachableError(where, err);
+  }
 }
 
 export async function perform(op: Operation, keys: ApiKeysService): Promise<Outcome> {

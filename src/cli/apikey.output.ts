@@ -2,7 +2,7 @@ import { ApiKeyInputError } from '../auth/api-key-input.js';
 import { ApiKeyInfo, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
-import { NoSuchKeyError, Outcome } from './apikey.operations.js';
+import { DatabaseUnreachableError, NoSuchKeyError, Outcome } from './apikey.operations.js';
 
 /** A key as the tool shows it: never the secret or its hash. Ids are small, so JSON numbers. */
 function toJson(info: ApiKeyInfo, now: Date) {
@@ -110,17 +110,66 @@ function asJson(outcome: Outcome): unknown {
   }
 }
 
-/** Why the database could not be opened. */
-export function explainOpenFailure(err: unknown): string {
-  return err instanceof DataDirLockedError ? err.message : `cannot open the database: ${(err as Error).message}`;
+const CHECK_DATABASE =
+  'check DATABASE_URL (host, port, user, database) and that PostgreSQL runs there and accepts connections';
+
+/** A driver's or server's error code (a socket error, or a SQLSTATE), looked for down the causes. */
+function errorCode(err: unknown): string | undefined {
+  for (let cur = err, depth = 0; cur && typeof cur === 'object' && depth < 5; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
-/** Why an operation failed, in the user's terms. */
+/** An error's own words without a library's framing: Prisma puts its message last, after the call it was in. */
+function plainMessage(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^Invalid `.*` invocation/.test(line));
+  return (lines.at(-1) ?? text).slice(0, 300);
+}
+
+/** Why a connection to PostgreSQL failed, in the operator's terms. */
+function connectFailure(err: unknown): string {
+  const code = errorCode(err);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (ECONNREFUSED)';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `the host name does not resolve (${code})`;
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+      return `no answer (${code})`;
+    case '28P01':
+    case '28000':
+      return `authentication failed (${code})`;
+    case '3D000':
+      return 'the database does not exist (3D000)';
+    default:
+      return /timeout/i.test(plainMessage(err))
+        ? 'no answer within DB_CONNECT_TIMEOUT_MS'
+        : `${plainMessage(err)}${code ? ` (${code})` : ''}`;
+  }
+}
+
+/** Why the database could not be opened: one line, naming where and what to check. */
+export function explainOpenFailure(err: unknown): string {
+  if (err instanceof DataDirLockedError) return err.message;
+  if (err instanceof DatabaseUnreachableError) return `${err.message}: ${connectFailure(err.cause)}; ${CHECK_DATABASE}`;
+  return `cannot open the database: ${plainMessage(err)}`;
+}
+
+/** Why an operation failed, in the user's terms (one line, no library internals). */
 export function explainFailure(err: unknown): string {
   if (err instanceof NoSuchKeyError || err instanceof ApiKeyInputError) return err.message;
   if ((err as { code?: unknown })?.code === 'P2021') {
     return 'the api_keys table does not exist: apply the migrations first (npm run db:migrate)';
   }
-  if (isDatabaseUnavailable(err)) return `cannot reach the database: ${(err as Error).message}`;
-  return `failed: ${(err as Error)?.message ?? String(err)}`;
+  if (isDatabaseUnavailable(err)) return `lost the database: ${plainMessage(err)}; ${CHECK_DATABASE}`;
+  return `failed: ${plainMessage(err)}`;
 }

@@ -1,5 +1,5 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { ConfigError, int, optional, type Env } from './env.js';
+import { int, optional, type Reader } from './env.js';
 import { runtimeConfig } from './runtime.config.js';
 
 /** Values docker-compose.yml ships so the stack starts; production refuses them. */
@@ -7,15 +7,19 @@ const PLACEHOLDER_PREFIX = 'REPLACE-ME';
 const HOW_TO_MAKE_ONE = 'generate one with `openssl rand -base64 48` and keep it in your secret store';
 
 /** A secret of at least 32 characters; never repeated in a message. */
-function secret(env: Env, name: string, production: boolean): string | undefined {
+function secret(env: Reader, name: string, production: boolean): string | undefined {
   const value = optional(env, name);
   if (value === undefined) return undefined;
-  if (value.length < 32)
-    throw new ConfigError(`${name} must be at least 32 characters long, got ${value.length}: ${HOW_TO_MAKE_ONE}`);
+  if (value.length < 32) {
+    env.problem(`${name} must be at least 32 characters long, got ${value.length}: ${HOW_TO_MAKE_ONE}`, name);
+    return undefined;
+  }
   if (production && value.startsWith(PLACEHOLDER_PREFIX)) {
-    throw new ConfigError(
+    env.problem(
       `${name} is the placeholder of docker-compose.yml, which NODE_ENV=production refuses: ${HOW_TO_MAKE_ONE}`,
+      name,
     );
+    return undefined;
   }
   return value;
 }
@@ -24,9 +28,10 @@ function secret(env: Env, name: string, production: boolean): string | undefined
 export const apiKeysConfig = defineConfig('apiKeys', (env, use) => {
   const production = use(runtimeConfig).nodeEnv === 'production';
   const apiKeyChecksumSecret = secret(env, 'API_KEY_CHECKSUM_SECRET', production);
-  if (production && apiKeyChecksumSecret === undefined) {
-    throw new ConfigError(
+  if (production && apiKeyChecksumSecret === undefined && env.ok('API_KEY_CHECKSUM_SECRET')) {
+    env.problem(
       `API_KEY_CHECKSUM_SECRET is required with NODE_ENV=production (it signs new API keys): ${HOW_TO_MAKE_ONE}`,
+      'API_KEY_CHECKSUM_SECRET',
     );
   }
   return {

@@ -78,7 +78,7 @@ describe('configuration of operations', () => {
   });
 
   it('wants METRICS_TOKEN or METRICS_PORT in production; METRICS_PORT is a port other than PORT', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+    expect(() => loadConfig({ NODE_ENV: 'production', API_KEY_CHECKSUM_SECRET: 'c'.repeat(32) })).toThrow(
       /^METRICS_TOKEN or METRICS_PORT is required with NODE_ENV=production/,
     );
     expect(

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
     expect(c.server.trustProxy).toBe(2);
   });
 
-  it.each([
+  it.each<[string, string, Record<string, string>?]>([
     ['PORT', 'abc'],
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://x'],
@@ -39,16 +39,16 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'postgresql://u@bouncer:6432/x?pgbouncer=yes'],
     ['DIRECT_URL', 'http://db/x'],
     ['REDIS_CLUSTER_NODES', 'redis-1:7000,redis-2'],
-    ['REDIS_SENTINELS', 'sentinel-1'],
+    ['REDIS_SENTINELS', 'sentinel-1', { REDIS_SENTINEL_NAME: 'main' }],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317'],
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
     ['OTEL_TRACES_SAMPLER', 'sometimes'],
     ['OTEL_TRACES_SAMPLER_ARG', '1.5'],
     ['OTEL_EXPORTER_OTLP_HEADERS', 'novalue'],
     ['TRUST_PROXY', 'yes please!'],
-  ])('stops on a bad %s (%s) with a message naming it', (name, value) => {
-    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} `));
+  ])('stops on a bad %s (%s) with a message naming it', (name, value, others = {}) => {
+    expect(() => loadConfig({ ...others, [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...others, [name]: value })).toThrow(new RegExp(`^${name} `));
   });
 
   it('reads a pooler in front of PostgreSQL from pgbouncer=true, and hides the flag from the driver', () => {
@@ -125,9 +125,14 @@ describe('loadConfig', () => {
 
   it('refuses TRUST_PROXY=true in production, asking for the hops or subnets', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).server.trustProxy).toBe(true);
-    expect(() => loadConfig({ NODE_ENV: 'production', TRUST_PROXY: 'true', METRICS_TOKEN: 'x'.repeat(16) })).toThrow(
-      /^TRUST_PROXY=true .*number of proxies.*subnets/,
-    );
+    expect(() =>
+      loadConfig({
+        NODE_ENV: 'production',
+        TRUST_PROXY: 'true',
+        METRICS_TOKEN: 'x'.repeat(16),
+        API_KEY_CHECKSUM_SECRET: 'c'.repeat(32),
+      }),
+    ).toThrow(/^TRUST_PROXY=true .*number of proxies.*subnets/);
     expect(
       loadConfig({
         NODE_ENV: 'production',

@@ -4,9 +4,11 @@
  *
  * It is cut into slices, one per concern (server, database, rate limits, metrics...), each a
  * file here with its own loader and its own injection token: a consumer injects the slice it
- * uses (`@Inject(rateLimitConfig.token) config: RateLimitConfig`) and sees no other. loadConfig
- * loads every slice at once, before the app is built, so a bad value in any of them stops the
- * process at start with a message naming the variable; ConfigModule then provides each slice.
+ * uses (`@Inject(rateLimitConfig.token) config: RateLimitConfig`) and sees no other. Each entry
+ * point validates the slices it uses before it acts (exit-on-config-error.ts): the server all of
+ * them (CONFIG_SLICES), the migrate command the database's, the key tool the database's and the
+ * API keys'. A bad value does not stop the load: every problem of one start is reported in one
+ * message, and the process exits 78. ConfigModule then provides each slice.
  *
  * Why defineConfig (define-config.ts) and not @nestjs/config's registerAs: @nestjs/config is
  * not a dependency; its factories read process.env themselves and are run by Nest, whereas the
@@ -16,9 +18,9 @@
  * `use(runtimeConfig)`, each loaded once per load: about fifty lines, typed end to end.
  *
  * Why the slices live here and not in their features' folders: config is kernel, and the
- * migrator (database/, kernel) and the CLI load the whole configuration, so the list of slices
- * must be importable from the kernel, which never imports a feature. A slice is parsing only;
- * it names no feature code.
+ * migrator (database/, kernel) loads slices too, so they must be importable from the kernel,
+ * which never imports a feature. A slice is parsing (and, where a value is only known good once
+ * tried, a bounded start-up check: HOST resolved, DATA_DIR made); it names no feature code.
  */
 import { apiKeysConfig } from './api-keys.config.js';
 import { corsConfig } from './cors.config.js';
@@ -38,7 +40,7 @@ import { tracingConfig } from './tracing.config.js';
 
 export { ConfigError, redactUrl } from './env.js';
 
-/** Every slice, under the key AppConfig holds it by. Loaded in this order (the first bad value is reported). */
+/** Every slice (the server's configuration), under the key AppConfig holds it by. */
 export const CONFIG_SLICES = {
   server: serverConfig,
   runtime: runtimeConfig,

@@ -1,21 +1,24 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { ConfigError, str } from './env.js';
+import { str, type Reader } from './env.js';
 
 /** Cross-origin requests from browsers. */
 export const corsConfig = defineConfig('cors', (env) => ({
   /** Origins allowed by CORS; empty: CORS disabled. ['*'] allows any origin. */
-  corsOrigins: corsOrigins(str(env, 'CORS_ORIGINS', '').trim()),
+  corsOrigins: corsOrigins(env, str(env, 'CORS_ORIGINS', '').trim()),
 }));
 export type CorsConfig = ConfigOf<typeof corsConfig>;
 
-function corsOrigins(raw: string): string[] {
+function corsOrigins(env: Reader, raw: string): string[] {
   if (raw === '') return [];
   const origins = raw
     .split(',')
     .map((o) => o.trim())
     .filter((o) => o !== '');
   if (origins.includes('*')) {
-    if (origins.length > 1) throw new ConfigError('CORS_ORIGINS is either * or a list of origins, not both');
+    if (origins.length > 1) {
+      env.problem('CORS_ORIGINS is either * or a list of origins, not both', 'CORS_ORIGINS');
+      return [];
+    }
     return ['*'];
   }
   for (const origin of origins) {
@@ -27,7 +30,11 @@ function corsOrigins(raw: string): string[] {
     }
     // An origin is scheme://host[:port], exactly as browsers send it: no path, no trailing slash.
     if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-      throw new ConfigError(`CORS_ORIGINS entries must be origins such as https://app.example.com, got "${origin}"`);
+      env.problem(
+        `CORS_ORIGINS entries must be origins such as https://app.example.com, got "${origin.slice(0, 100)}"`,
+        'CORS_ORIGINS',
+      );
+      return [];
     }
   }
   return origins;

@@ -11,7 +11,7 @@ describe('configuration slices', () => {
     let loads = 0;
     const base = defineConfig('base', (env) => {
       loads += 1;
-      return { name: env.NAME ?? 'default' };
+      return { name: env.raw('NAME') ?? 'default' };
     });
     const a = defineConfig('a', (_env, use) => ({ base: use(base) }));
     const b = defineConfig('b', (_env, use) => ({ base: use(base) }));

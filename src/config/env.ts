@@ -1,35 +1,76 @@
 /**
- * Readers of environment variables shared by the configuration slices. Each names the variable
- * in its error, so a bad value stops the process with a message that says what to fix.
+ * Readers of environment variables shared by the configuration slices. A bad value does not
+ * stop the load: the reader records a problem naming the variable and returns the fallback, so
+ * one start reports every bad value at once (ConfigError lists them all).
  */
 export type Env = Record<string, string | undefined>;
 
-export class ConfigError extends Error {}
+/** Every problem of one load: each says which variable to fix and how. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(
+      problems.length === 1
+        ? problems[0]
+        : `${problems.length} problems:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+    );
+  }
+}
 
-export function str(env: Env, name: string, fallback: string): string {
-  const v = env[name];
+/** The environment one load reads, and the problems found in it so far. */
+export class Reader {
+  readonly problems: string[] = [];
+  private readonly bad = new Set<string>();
+
+  constructor(private readonly vars: Env) {}
+
+  /** The variable's value as given (undefined when unset). */
+  raw(name: string): string | undefined {
+    return this.vars[name];
+  }
+
+  /** Records a problem with the variables named (their later checks are skipped). */
+  problem(message: string, ...names: string[]): void {
+    this.problems.push(message);
+    for (const name of names) this.bad.add(name);
+  }
+
+  /** Whether none of the named variables has a problem, so a rule that spans them can be checked. */
+  ok(...names: string[]): boolean {
+    return names.every((name) => !this.bad.has(name));
+  }
+}
+
+export function str(env: Reader, name: string, fallback: string): string {
+  const v = env.raw(name);
   return v === undefined || v === '' ? fallback : v;
 }
 
 /** A variable's value, or undefined when unset or empty. */
-export function optional(env: Env, name: string): string | undefined {
-  const v = env[name];
+export function optional(env: Reader, name: string): string | undefined {
+  const v = env.raw(name);
   return v === undefined || v === '' ? undefined : v;
 }
 
-export function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
+export function int(env: Reader, name: string, fallback: number, min: number, max: number): number {
+  const raw = env.raw(name);
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  if (!/^\d+$/.test(raw)) {
+    env.problem(`${name} must be a whole number, got "${raw.slice(0, 100)}"`, name);
+    return fallback;
+  }
   const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  if (n < min || n > max) {
+    env.problem(`${name} must be between ${min} and ${max}, got ${n}`, name);
+    return fallback;
+  }
   return n;
 }
 
-export function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(env: Reader, name: string, allowed: readonly T[], fallback: T): T {
   const raw = str(env, name, fallback);
   if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+    env.problem(`${name} must be one of ${allowed.join(', ')}, got "${raw.slice(0, 100)}"`, name);
+    return fallback;
   }
   return raw as T;
 }
@@ -46,18 +87,22 @@ export function redactUrl(raw: string): string {
   return `${scheme}***@${raw.slice(at + 1)}`;
 }
 
-export function url(env: Env, name: string, protocols: string[], fallback?: string): string | undefined {
-  const raw = env[name] === '' ? undefined : (env[name] ?? fallback);
+/** A URL with one of `protocols`; undefined when unset, or when it is bad (a problem is recorded). */
+export function url(env: Reader, name: string, protocols: string[], fallback?: string): string | undefined {
+  const given = env.raw(name);
+  const raw = given === '' ? undefined : (given ?? fallback);
   if (raw === undefined) return undefined;
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
     // The value may hold a password: never repeated as given.
-    throw new ConfigError(`${name} must be a URL, got "${redactUrl(raw)}"`);
+    env.problem(`${name} must be a URL, got "${redactUrl(raw)}"`, name);
+    return undefined;
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+    env.problem(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`, name);
+    return undefined;
   }
   return raw;
 }

@@ -1,34 +1,33 @@
-import { AppConfig, CONFIG_SLICES, ConfigError } from './config.js';
-import { loadSlices, type ConfigOf, type ConfigSlice } from './define-config.js';
+import { checkSlices, type ConfigOf, type ConfigSlice } from './define-config.js';
+import { ConfigError, type Env } from './env.js';
 
 /** EX_CONFIG of sysexits(3): what every entry point exits with when its configuration is wrong. */
 export const EX_CONFIG = 78;
 
 /**
- * The slices an entry point uses, loaded from `env`, or undefined once a configuration error
- * was written to `writeError` as `configuration error: …`: the caller then ends with
- * EX_CONFIG, each in its own way (exit, or returning the code to a test). Only the given slices
- * (and those they use) are read, so the migrate job is not asked for the server's settings.
- * Any other failure to load is a bug and is thrown.
+ * The start-up validation of an entry point (server, migrate command, key tool): the slices it
+ * uses (and those they use) are loaded and their checks that need I/O run (HOST resolved,
+ * DATA_DIR made and free), before the entry point prints, opens or listens on anything.
+ * Resolves to the configuration, or to undefined once every problem was written to
+ * `writeError` in one message, `configuration error: …`: the caller then ends with EX_CONFIG,
+ * each in its own way (exit, or returning the code to a test). Only the given slices are read,
+ * so the migrate job is not asked for the server's settings. Any other failure is a bug and
+ * is thrown.
  */
-export function loadSlicesOrReport<S extends Record<string, ConfigSlice<unknown>>>(
+export async function loadConfigOrReport<S extends Record<string, ConfigSlice<unknown>>>(
   slices: S,
-  env: Record<string, string | undefined> = process.env,
+  env: Env = process.env,
   writeError: (text: string) => void = (text) => process.stderr.write(text),
-): { [K in keyof S]: ConfigOf<S[K]> } | undefined {
+): Promise<{ [K in keyof S]: ConfigOf<S[K]> } | undefined> {
   try {
-    return loadSlices(slices, env);
+    return await checkSlices(slices, env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    writeError(`configuration error: ${err.message}\n`);
+    writeError(
+      err.problems.length === 1
+        ? `configuration error: ${err.problems[0]}\n`
+        : `configuration error (${err.problems.length} problems):\n${err.problems.map((p) => `  - ${p}\n`).join('')}`,
+    );
     return undefined;
   }
-}
-
-/** The server's whole configuration (every slice), or undefined once the error was reported. */
-export function loadConfigOrReport(
-  env: Record<string, string | undefined> = process.env,
-  writeError?: (text: string) => void,
-): AppConfig | undefined {
-  return loadSlicesOrReport(CONFIG_SLICES, env, writeError);
 }

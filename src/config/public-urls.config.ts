@@ -1,5 +1,5 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { ConfigError, redactUrl, url, type Env } from './env.js';
+import { redactUrl, url, type Reader } from './env.js';
 import { serverConfig } from './server.config.js';
 
 /** Where clients reach the API: Link and Location headers, and the servers of the OpenAPI document. */
@@ -13,12 +13,17 @@ export const publicUrlsConfig = defineConfig('publicUrls', (env, use) => {
 });
 export type PublicUrlsConfig = ConfigOf<typeof publicUrlsConfig>;
 
-function baseUrl(env: Env, name: string, fallback: string): string {
-  const raw = url(env, name, ['http:', 'https:'], fallback) as string;
+function baseUrl(env: Reader, name: string, fallback: string): string {
+  const raw = url(env, name, ['http:', 'https:'], fallback);
+  if (raw === undefined) return fallback;
   const trimmed = raw.replace(/\/+$/, '');
-  if (!trimmed.endsWith('/v1')) throw new ConfigError(`${name} must end in /v1, got "${redactUrl(raw)}"`);
+  if (!trimmed.endsWith('/v1')) {
+    env.problem(`${name} must end in /v1, got "${redactUrl(raw)}"`, name);
+    return fallback;
+  }
   if (new URL(trimmed).search || new URL(trimmed).hash) {
-    throw new ConfigError(`${name} must not carry a query or fragment, got "${redactUrl(raw)}"`);
+    env.problem(`${name} must not carry a query or fragment, got "${redactUrl(raw)}"`, name);
+    return fallback;
   }
   return trimmed;
 }

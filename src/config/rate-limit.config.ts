@@ -1,5 +1,5 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { ConfigError, int, type Env } from './env.js';
+import { int, type Reader } from './env.js';
 
 /** Rate limits beyond the plans' own: bans of abusive keys and addresses, and the counters' bounds. */
 export const rateLimitConfig = defineConfig('rateLimit', (env) => ({
@@ -21,11 +21,12 @@ export const rateLimitConfig = defineConfig('rateLimit', (env) => ({
 }));
 export type RateLimitConfig = ConfigOf<typeof rateLimitConfig>;
 
-function keyPrefix(env: Env, name: string, fallback: string): string {
-  const raw = env[name] ?? fallback;
+function keyPrefix(env: Reader, name: string, fallback: string): string {
+  const raw = env.raw(name) ?? fallback;
   // No braces: the rate limiter uses {...} as the Redis Cluster hash tag after the prefix.
   if (!/^[A-Za-z0-9:._-]{0,64}$/.test(raw)) {
-    throw new ConfigError(`${name} must be at most 64 letters, digits or : . _ -, got "${raw}"`);
+    env.problem(`${name} must be at most 64 letters, digits or : . _ -, got "${raw.slice(0, 100)}"`, name);
+    return fallback;
   }
   return raw;
 }

@@ -1,5 +1,5 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { ConfigError, int, optional, url, type Env } from './env.js';
+import { int, optional, url, type Reader } from './env.js';
 
 export interface RedisNode {
   host: string;
@@ -38,25 +38,29 @@ export const redisConfig = defineConfig('redis', (env) => {
 });
 export type RedisConfig = ConfigOf<typeof redisConfig>;
 
-function redisTarget(env: Env, redisUrl: string | undefined): RedisTarget | undefined {
+function redisTarget(env: Reader, redisUrl: string | undefined): RedisTarget | undefined {
   const clusterNodes = optional(env, 'REDIS_CLUSTER_NODES');
   const sentinels = optional(env, 'REDIS_SENTINELS');
   const given = [redisUrl && 'REDIS_URL', clusterNodes && 'REDIS_CLUSTER_NODES', sentinels && 'REDIS_SENTINELS'].filter(
     Boolean,
   );
-  if (given.length > 1)
-    throw new ConfigError(
-      `REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive, got ${given.join(' and ')}`,
-    );
+  if (given.length > 1) {
+    env.problem(`REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS are exclusive, got ${given.join(' and ')}`);
+    return undefined;
+  }
   const credentials = { username: optional(env, 'REDIS_USERNAME'), password: optional(env, 'REDIS_PASSWORD') };
-  if (clusterNodes) return { kind: 'cluster', nodes: nodeList('REDIS_CLUSTER_NODES', clusterNodes), ...credentials };
+  if (clusterNodes)
+    return { kind: 'cluster', nodes: nodeList(env, 'REDIS_CLUSTER_NODES', clusterNodes), ...credentials };
   if (sentinels) {
-    const nodes = nodeList('REDIS_SENTINELS', sentinels);
+    const nodes = nodeList(env, 'REDIS_SENTINELS', sentinels);
     const name = optional(env, 'REDIS_SENTINEL_NAME');
-    if (!name)
-      throw new ConfigError(
+    if (!name) {
+      env.problem(
         'REDIS_SENTINEL_NAME must name the master group the sentinels watch (their "sentinel monitor" name)',
+        'REDIS_SENTINEL_NAME',
       );
+      return undefined;
+    }
     return {
       kind: 'sentinel',
       sentinels: nodes,
@@ -69,12 +73,16 @@ function redisTarget(env: Env, redisUrl: string | undefined): RedisTarget | unde
 }
 
 /** `host:port,host:port` (an IPv6 address in brackets: `[::1]:7000`). */
-function nodeList(name: string, raw: string): RedisNode[] {
-  return raw.split(',').map((entry) => {
+function nodeList(env: Reader, name: string, raw: string): RedisNode[] {
+  const nodes: RedisNode[] = [];
+  for (const entry of raw.split(',')) {
     const m = /^\s*(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})\s*$/.exec(entry);
     const port = Number(m?.[2]);
-    if (!m || port < 1 || port > 65535)
-      throw new ConfigError(`${name} must be a comma-separated list of host:port, got "${entry.trim()}"`);
-    return { host: m[1].replace(/^\[|\]$/g, ''), port };
-  });
+    if (!m || port < 1 || port > 65535) {
+      env.problem(`${name} must be a comma-separated list of host:port, got "${entry.trim().slice(0, 100)}"`, name);
+      return [];
+    }
+    nodes.push({ host: m[1].replace(/^\[|\]$/g, ''), port });
+  }
+  return nodes;
 }

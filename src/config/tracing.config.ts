@@ -1,5 +1,5 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { ConfigError, int, oneOf, optional, str, url, type Env } from './env.js';
+import { int, oneOf, optional, str, url, type Reader } from './env.js';
 
 const SAMPLERS = [
   'always_on',
@@ -24,8 +24,9 @@ export const tracingConfig = defineConfig('tracing', (env) => {
   const protocol =
     optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? optional(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/json';
   if (protocol !== 'http/json') {
-    throw new ConfigError(
-      `OTEL_EXPORTER_OTLP_PROTOCOL must be http/json (the exporter this service ships), got "${protocol}"`,
+    env.problem(
+      `OTEL_EXPORTER_OTLP_PROTOCOL must be http/json (the exporter this service ships), got "${protocol.slice(0, 100)}"`,
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
     );
   }
   const sampler = oneOf<SamplerName>(env, 'OTEL_TRACES_SAMPLER', SAMPLERS, 'parentbased_always_on');
@@ -45,28 +46,34 @@ export const tracingConfig = defineConfig('tracing', (env) => {
 export type TracingConfig = ConfigOf<typeof tracingConfig>;
 
 /** `key=value,key=value` with URL-encoded values (the OTEL_* lists' format). */
-function keyValues(env: Env, name: string): Record<string, string> {
+function keyValues(env: Reader, name: string): Record<string, string> {
   const raw = optional(env, name);
   if (raw === undefined) return {};
   const pairs: Record<string, string> = {};
   for (const entry of raw.split(',')) {
     const at = entry.indexOf('=');
     const key = at > 0 ? entry.slice(0, at).trim() : '';
-    if (key === '') throw new ConfigError(`${name} must be a comma-separated list of key=value`);
+    if (key === '') {
+      env.problem(`${name} must be a comma-separated list of key=value`, name);
+      return {};
+    }
     try {
       pairs[key] = decodeURIComponent(entry.slice(at + 1).trim());
     } catch {
-      throw new ConfigError(`${name} must be a comma-separated list of key=value (URL-encoded values)`);
+      env.problem(`${name} must be a comma-separated list of key=value (URL-encoded values)`, name);
+      return {};
     }
   }
   return pairs;
 }
 
-function ratio(env: Env, name: string): number {
+function ratio(env: Reader, name: string): number {
   const raw = optional(env, name);
   if (raw === undefined) return 1;
   const n = Number(raw);
-  if (!/^\d*\.?\d+$/.test(raw) || n < 0 || n > 1)
-    throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  if (!/^\d*\.?\d+$/.test(raw) || n < 0 || n > 1) {
+    env.problem(`${name} must be a number from 0 to 1, got "${raw.slice(0, 100)}"`, name);
+    return 1;
+  }
   return n;
 }

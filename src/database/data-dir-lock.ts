@@ -1,6 +1,7 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { LOCK_FILE, lockedMessage, lockHolder, makeDataDir } from '../config/data-dir.js';
 
 /**
  * Exclusive ownership of the embedded database's DATA_DIR. PGlite is single-process: two
@@ -8,6 +9,7 @@ import path from 'node:path';
  * with O_EXCL records the holder's pid and host so the refusal can name it; a lock left by a
  * process that no longer exists on this host is taken over. (Generic lock libraries such as
  * proper-lockfile keep no owner identity and need a refresh timer, so this is written here.)
+ * The entry points check DATA_DIR before they act (src/config/data-dir.ts); this takes it.
  */
 export class DataDirLockedError extends Error {}
 
@@ -16,18 +18,9 @@ export interface DataDirLock {
   release(): void;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export function acquireDataDirLock(dataDir: string, purpose = 'animal-store'): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'animal-store.lock');
+  makeDataDir(dataDir);
+  const file = path.join(dataDir, LOCK_FILE);
   const me = `${process.pid}\n${hostname()}\n${purpose}\n`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -49,24 +42,13 @@ export function acquireDataDirLock(dataDir: string, purpose = 'animal-store'): D
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let holder: string;
-      try {
-        holder = readFileSync(file, 'utf8');
-      } catch {
-        continue; // released between our open and read: try again
-      }
-      const [pidText, host, what] = holder.split('\n');
-      const pid = Number(pidText);
-      const sameHost = host === hostname();
-      if (sameHost && Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+      const holder = lockHolder(file);
+      if (holder === undefined) continue; // released between our open and read: try again
+      if (!holder.live) {
         rmSync(file, { force: true }); // stale: its process is gone
         continue;
       }
-      throw new DataDirLockedError(
-        `DATA_DIR ${path.resolve(dataDir)} is in use by process ${pidText || '?'}` +
-          `${host ? ` on ${host}` : ''}${what ? ` (${what})` : ''}; ` +
-          `the embedded database allows one process at a time. Stop it, or set DATABASE_URL to use PostgreSQL.`,
-      );
+      throw new DataDirLockedError(lockedMessage(dataDir, holder.text));
     }
   }
   throw new DataDirLockedError(`could not lock DATA_DIR ${path.resolve(dataDir)}`);

@@ -1,5 +1,5 @@
-import { databaseConfig } from '../config/database.config.js';
-import { EX_CONFIG, loadSlicesOrReport } from '../config/exit-on-config-error.js';
+import { databaseConfig, describeDatabaseUrl, migrationConfig } from '../config/database.config.js';
+import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
 import { migrateEmbedded } from './embedded-database.js';
 import type { MigrationResult } from './migrator.js';
 import { migratePostgres } from './pg-database.js';
@@ -14,15 +14,14 @@ import { migratePostgres } from './pg-database.js';
  * secrets, are not its business). Exit status: 0 done, 1 failed, 78 bad configuration.
  */
 async function main(): Promise<number> {
-  const config = loadSlicesOrReport({ database: databaseConfig })?.database;
-  if (!config) return EX_CONFIG;
+  const loaded = await loadConfigOrReport({ database: databaseConfig, migration: migrationConfig });
+  if (!loaded) return EX_CONFIG;
+  const { database: config, migration } = loaded;
   const log = (msg: string): void => console.log(msg);
   let result: MigrationResult;
   try {
-    if (config.databaseUrl) {
-      log(
-        `migrating PostgreSQL at ${describeUrl(config.directUrl ?? config.databaseUrl)} from ${config.migrationsDir}`,
-      );
+    if (migration.migrateUrl) {
+      log(`migrating PostgreSQL at ${describeDatabaseUrl(migration.migrateUrl)} from ${config.migrationsDir}`);
       result = await migratePostgres(config, log);
     } else {
       log(`DATABASE_URL is not set: migrating the embedded database in ${config.dataDir} from ${config.migrationsDir}`);
@@ -39,12 +38,6 @@ async function main(): Promise<number> {
     log(`applied ${result.applied.length} migration(s): ${result.applied.join(', ')}`);
   }
   return 0;
-}
-
-/** Host, port and database of a connection string, never its password. */
-function describeUrl(raw: string): string {
-  const url = new URL(raw);
-  return `${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
 }
 
 main().then(

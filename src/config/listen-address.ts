@@ -1,0 +1,62 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import type { Reader } from './env.js';
+
+/** How long a listen address's name may take to resolve at start-up before it is refused. */
+export const LOOKUP_TIMEOUT_MS = 5000;
+
+/** Whether `address` (an IP address) can be listened on here: a wildcard or one of this machine's. */
+function isLocalAddress(address: string): boolean {
+  if (address === '0.0.0.0' || address === '::') return true;
+  const bare = address.replace(/%.*$/, '').toLowerCase();
+  return Object.values(networkInterfaces()).some((list) =>
+    (list ?? []).some((i) => i.address.replace(/%.*$/, '').toLowerCase() === bare),
+  );
+}
+
+/** The address `host` resolves to as `listen` resolves it (its first), or why it does not, within `timeoutMs`. */
+async function resolve(host: string, timeoutMs: number): Promise<{ address: string } | { error: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ error: string }>((done) => {
+    timer = setTimeout(() => done({ error: `did not resolve within ${timeoutMs} ms` }), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      lookup(host).then(
+        ({ address }) => ({ address }),
+        (err: NodeJS.ErrnoException) => ({ error: `does not resolve (${err.code ?? err.message})` }),
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Checks that the server can listen on `host` (the value of variable `name`): an IP address of
+ * this machine or a wildcard, or a name that resolves to one, within a bounded time. A problem
+ * is recorded on `env`; nothing is listened on.
+ */
+export async function checkListenHost(
+  env: Reader,
+  name: string,
+  host: string,
+  timeoutMs = LOOKUP_TIMEOUT_MS,
+): Promise<void> {
+  const shown = `"${host.slice(0, 100)}"`;
+  const hint = 'give an address of this machine (0.0.0.0: every interface) or a name that resolves to one';
+  if (isIP(host) !== 0) {
+    if (!isLocalAddress(host)) env.problem(`${name} ${shown} is not an address of this machine: ${hint}`, name);
+    return;
+  }
+  const found = await resolve(host, timeoutMs);
+  if ('error' in found) env.problem(`${name} ${shown} ${found.error}: ${hint}`, name);
+  else if (!isLocalAddress(found.address)) {
+    env.problem(
+      `${name} ${shown} resolves to ${found.address}, which is not an address of this machine: ${hint}`,
+      name,
+    );
+  }
+}
