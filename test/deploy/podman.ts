@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -182,4 +182,32 @@ function ping(socketPath: string): Promise<string> {
     req.on('timeout', () => req.destroy(new Error('no answer')));
     req.on('error', reject);
   });
+}
+
+/**
+ * Ends podman's monitors (conmon) of exec sessions in the containers whose names start with
+ * `namePrefix`, by PID: after an exec ends, its monitor waits 5 minutes (to keep its exit code)
+ * even once the container is gone. Returns the PIDs signalled.
+ */
+export function stopExecMonitors(namePrefix: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const name = args[args.indexOf('-n') + 1] ?? '';
+    if (path.basename(args[0]) === 'conmon' && args.includes('--exec-attach') && name.startsWith(namePrefix)) {
+      try {
+        process.kill(Number(entry), 'SIGTERM');
+        pids.push(Number(entry));
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }
+  return pids;
 }

@@ -10,7 +10,7 @@ import { sample } from '../support/metrics-text.js';
 import { waitFor } from '../support/wait-for.js';
 import { Compose, writeEnvFile } from './compose.js';
 import { configVariables } from './config-variables.js';
-import { DEBIAN_PACKAGES, installDebianPackages, PodmanEngine, startPodman } from './podman.js';
+import { DEBIAN_PACKAGES, installDebianPackages, PodmanEngine, startPodman, stopExecMonitors } from './podman.js';
 
 const run = promisify(execFile);
 
@@ -26,7 +26,8 @@ const run = promisify(execFile);
  * key tool inside app1 creates and lists pets, and app1 is replaced as "Rolling deploys behind
  * HAProxy" says while a bounded load runs, without a failed request. Everything the test started
  * is removed at the end: `docker-compose down -v`, the engine's API service (by PID), the scratch
- * directory; the base images stay, so a second run reuses them.
+ * directory, the monitors podman keeps for a while after each exec; the base images stay, so a
+ * second run reuses them.
  */
 
 const LOGS = path.resolve('.tmp/deploy-logs');
@@ -34,6 +35,8 @@ const LOOKALIKES = path.resolve('test/deploy/lookalikes');
 /** The test's own image tags, so that a developer's animal-store-api:local is left alone. */
 const IMAGE_TAG = 'deploy-test';
 const NEXT_TAG = 'deploy-test-next';
+/** The compose project: its containers, network and volumes are named after it. */
+const project = `animal-store-deploy-${process.pid}`;
 
 function print(what: string, figures: Record<string, unknown>): void {
   console.log(
@@ -133,7 +136,7 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
       IMAGE_TAG,
     });
     compose = new Compose({
-      project: `animal-store-deploy-${process.pid}`,
+      project,
       envFile,
       overrideFile: override,
       engineEnv: engine.env,
@@ -153,6 +156,7 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
         .catch((e: Error) => e.message);
       writeFileSync(path.join(LOGS, 'compose.log'), logs);
       await timed('down', () => compose.run(['down', '-v', '--remove-orphans'], { timeoutMs: 180_000 }));
+      stopExecMonitors(`${project}_`);
       await engine?.podman(['rmi', `localhost/animal-store-api:${NEXT_TAG}`]).catch(() => '');
     }
     await engine?.stop();
