@@ -187,7 +187,12 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
       expect(ok.status).toBe(200);
       const revoked = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[0]}` } });
       expect(revoked.status).toBe(401);
-      expect(await revoked.json()).toEqual({ code: 'invalid_api_key', message: expect.any(String), status: 401 });
+      expect(await revoked.json()).toEqual({
+        code: 'invalid_api_key',
+        message: expect.any(String),
+        status: 401,
+        requestId: revoked.headers.get('x-request-id'),
+      });
     } finally {
       await svc.stop();
     }

@@ -48,6 +48,7 @@ const STATUS_OF_CODE: Record<(typeof ERROR_CODES)[number], number[]> = {
   missing_api_key: [401],
   invalid_api_key: [401],
   api_key_expired: [401],
+  insufficient_scope: [403],
   not_found: [404],
   route_not_found: [404],
   method_not_allowed: [405],
@@ -421,10 +422,13 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
     // 431: a request line and headers over 16 KiB, refused by Node's parser whatever the route.
     if (!allowed.has(res.status) && res.status !== 431)
       return `status ${res.status} is not documented here (${[...allowed].join(', ')})`;
-    // Answered by Node's HTTP parser before the app (a control byte in a header): no request id,
-    // no route, so none of the /v1 headers; only a 400, 408, 413 or 431 may come from there.
-    const parserAnswer = res.headers['x-request-id'] === undefined;
-    if (parserAnswer && ![400, 408, 413, 431].includes(res.status)) return `status ${res.status} without a request id`;
+    // Answered by Node's HTTP parser before the app (a control byte in a header): a request id of
+    // its own but no route, so none of the edge's headers (nosniff, the /v1 headers); only a 400,
+    // 408, 413 or 431 may come from there.
+    if (res.headers['x-request-id'] === undefined) return `status ${res.status} without a request id`;
+    const parserAnswer = res.headers['x-content-type-options'] === undefined;
+    if (parserAnswer && ![400, 408, 413, 431].includes(res.status))
+      return `status ${res.status} without the edge's headers`;
     if (!parserAnswer && /^\/v1(\/|$|\?)/i.test(target)) {
       if (res.headers['cache-control'] !== 'no-store') return `no Cache-Control: no-store on ${target}`;
       if (!/^\d+$/.test(res.headers['x-ratelimit-limit'] ?? '')) return `no rate-limit headers on ${target}`;
@@ -432,7 +436,7 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
     if (res.status < 400 || method === 'HEAD') return undefined;
     if (!/^application\/json/.test(res.headers['content-type'] ?? ''))
       return `error without JSON: ${res.headers['content-type']}`;
-    const checked = errorBodyProblem(res.status, res.body.toString('utf8'));
+    const checked = errorBodyProblem(res.status, res.body.toString('utf8'), res.headers['x-request-id']);
     if ('problem' in checked) return checked.problem;
     const { body } = checked;
     const expected = STATUS_OF_CODE[body.code as keyof typeof STATUS_OF_CODE];

@@ -5,6 +5,7 @@ import { ErrorDto } from './error.dto.js';
 const DESCRIPTIONS: Record<number, string> = {
   400: 'The request holds invalid values (`malformed_json`, `validation_failed`, `invalid_parameter`, `unknown_parameter`).',
   401: 'Missing, invalid or expired API key (`missing_api_key`, `invalid_api_key`, `api_key_expired`).',
+  403: 'The API key lacks the scope the operation needs (`insufficient_scope`).',
   404: 'The animal does not exist (`not_found`).',
   409: 'A request with the same Idempotency-Key is still in flight (`idempotency_key_in_flight`).',
   410: 'The operation has passed its sunset date (`gone`).',

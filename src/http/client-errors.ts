@@ -1,15 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
 import { responseStartedOn } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**
  * Requests Node's HTTP server refuses before any route sees them: headers over the size limit
  * (16 KiB), malformed HTTP, a client too slow to send its headers (HEADERS_TIMEOUT_MS) or its
  * request (REQUEST_TIMEOUT_MS), an Expect header Node does not know. Node would answer with a
  * bare status line; these get the Error body like every other error (docs/api.md, "Errors"), and
- * the connection is closed.
+ * the connection is closed. Each gets a request id (X-Request-Id, and `requestId` in the body):
+ * the caller's for an Expect refusal, whose headers were read; a new one for the others.
  *
  * The codes: 431 and 413 alike are `payload_too_large`, malformed HTTP is `validation_failed` (as
  * the exception filter maps any other 400), and a request cut for being too slow is
@@ -47,13 +50,19 @@ const REASONS: Record<number, string> = {
 
 export function answerClientErrors(server: Server): void {
   // An Expect header other than 100-continue: Node would answer a bare 417 itself.
-  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = requestIdFor(req);
     const body: ErrorBody = {
       code: 'invalid_parameter',
       message: 'Expect: only 100-continue is supported.',
       status: 417,
+      requestId,
     };
-    res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', Connection: 'close' });
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      [REQUEST_ID_HEADER]: requestId,
+      Connection: 'close',
+    });
     res.end(stringifyJson(body));
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -61,11 +70,13 @@ export function answerClientErrors(server: Server): void {
     // (never corrupt one in progress), and never to a peer that has gone away.
     if (socket.writable && !responseStartedOn(socket) && err.code !== 'ECONNRESET') {
       const answer = ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
-      const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status };
+      const requestId = randomUUID();
+      const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status, requestId };
       const text = stringifyJson(body);
       socket.end(
         `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
           'Content-Type: application/json; charset=utf-8\r\n' +
+          `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
           `Content-Length: ${Buffer.byteLength(text)}\r\n` +
           'Connection: close\r\n\r\n' +
           text,
