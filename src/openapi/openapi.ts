@@ -10,7 +10,10 @@ import { documentRateLimitHeaders } from '../rate-limit/rate-limit.openapi.js';
  * The operations' tags (@ApiTags on the controllers), declared with a description as linters
  * ask; the lint test fails when a controller uses a tag not declared here.
  */
-const TAGS: Record<string, string> = { pets: 'Animals offered in the store.' };
+const TAGS: Record<string, string> = {
+  pets: 'Animals offered in the store.',
+  'rate-limits': "The caller's own rate limits, read without spending them.",
+};
 
 /**
  * Who answers for the API and under which terms (info.contact, info.license). The service is
@@ -43,7 +46,8 @@ export function buildOpenApiDocument(app: INestApplication, config: PublicUrlsCo
         scheme: 'bearer',
         // DocumentBuilder would say JWT; these are opaque API keys (see src/auth/api-key-format.ts).
         bearerFormat: 'API key',
-        description: 'An API key of this service (`ask_…`), sent as `Authorization: Bearer <key>`.',
+        description:
+          'An API key of this service (`ask_…`), sent as `Authorization: Bearer <key>`. A key holds scopes: `pets:read` (listPets, getPet) and `pets:write` (createPet); each operation lists the scope it needs in `x-required-scopes`, and a key without it gets 403 `insufficient_scope`.',
       },
       BEARER_SCHEME,
     );

@@ -12,7 +12,7 @@ import type { WindowState } from './rate-limit.windows.js';
 import type { Principal } from '../auth/auth.types.js';
 
 /** The caller's own rate limits, read without spending them (docs/rate-limits.md, "Reading your quota"). */
-@ApiTags('rate limits')
+@ApiTags('rate-limits')
 @Controller('v1/rate_limit')
 export class RateLimitController {
   @Get()
