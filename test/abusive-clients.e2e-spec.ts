@@ -412,7 +412,12 @@ describe('production refuses open metrics and trust-everything proxies (built se
     try {
       const onApi = await fetch(`${svc.url}/metrics`);
       expect(onApi.status).toBe(404);
-      expect(await onApi.json()).toEqual({ code: 'route_not_found', message: expect.any(String), status: 404 });
+      expect(await onApi.json()).toEqual({
+        code: 'route_not_found',
+        message: expect.any(String),
+        status: 404,
+        requestId: onApi.headers.get('x-request-id'),
+      });
       // On loopback only (METRICS_HOST unset): another address of this host gets no answer.
       await expect(fetch(`http://127.0.0.2:${metricsPort}/metrics`)).rejects.toThrow();
       const internal = `http://127.0.0.1:${metricsPort}`;
@@ -422,7 +427,12 @@ describe('production refuses open metrics and trust-everything proxies (built se
       expect(await metrics.text()).toContain('http_request_duration_seconds');
       const other = await fetch(`${internal}/v1/pets`);
       expect(other.status).toBe(404);
-      expect(await other.json()).toEqual({ code: 'route_not_found', message: expect.any(String), status: 404 });
+      expect(await other.json()).toEqual({
+        code: 'route_not_found',
+        message: expect.any(String),
+        status: 404,
+        requestId: other.headers.get('x-request-id'),
+      });
       const post = await fetch(`${internal}/metrics`, { method: 'POST', body: 'x' });
       expect(post.status).toBe(405);
       expect(post.headers.get('allow')).toBe('GET, HEAD');

@@ -212,6 +212,7 @@ describe.each(BACKENDS)('admission on %s', (backend) => {
       code: 'api_key_expired',
       message: expect.stringContaining('2026-11-22T18:00:05.000Z'),
       status: 401,
+      requestId: res.headers.get('x-request-id'),
     });
     await close(app);
   });

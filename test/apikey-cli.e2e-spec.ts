@@ -98,6 +98,7 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
       revokedAt: null,
       expiresAt: null,
       previousSecretExpiresAt: null,
+      scopes: ['pets:read', 'pets:write'],
       state: 'active',
     });
     const b = await json<Listed & { key: string }>(
@@ -107,7 +108,9 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     expect(b).toMatchObject({ plan: 'enterprise', perMinute: 5000, perDay: 2_000_000 });
     const human = await tool(['create', '--name', 'Free tier', '--plan', 'free'], env);
     expect(human.code).toBe(0);
-    expect(human.stdout).toMatch(/Issued API key \d+ "Free tier" \(plan free: 60\/minute, 1000\/day\)/);
+    expect(human.stdout).toMatch(
+      /Issued API key \d+ "Free tier" \(plan free: 60\/minute, 1000\/day; scopes pets:read,pets:write\)/,
+    );
     expect(human.stdout).toMatch(KEY);
     expect(human.stderr).not.toMatch(KEY);
     secrets.push(a.key, b.key, KEY.exec(human.stdout)![0]);
@@ -131,6 +134,7 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
         'prefix',
         'previousSecretExpiresAt',
         'revokedAt',
+        'scopes',
         'state',
       ]);
     }
@@ -181,14 +185,54 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     expect(refused.stderr).toMatch(/revoked/);
   });
 
+  it("issues a key with fewer scopes, and replaces a key's scopes", async () => {
+    const reader = await json<Listed & { scopes: string[] }>(
+      ['create', '--name', 'Catalogue', '--plan', 'pro', '--scopes', 'pets:read'],
+      env,
+    );
+    expect(reader.scopes).toEqual(['pets:read']);
+    const listed = await json<Listed[]>(['list'], env);
+    const free = listed.find((k) => k.name === 'Free tier')!;
+    expect(await json<Listed>(['set-scopes', String(free.id), 'pets:read'], env)).toMatchObject({
+      id: free.id,
+      scopes: ['pets:read'],
+    });
+    const human = await tool(['list'], env);
+    expect(human.stdout).toMatch(/Free tier .* pets:read {2}/);
+    const bad = await tool(['set-scopes', String(free.id), 'pets:delete'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/scopes must be a comma-separated list of pets:read, pets:write/);
+    const revoked = listed.find((k) => k.revokedAt !== null)!;
+    const refused = await tool(['set-scopes', String(revoked.id), 'pets:read'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/revoked/);
+  });
+
   it('issues keys the service accepts, and refuses the revoked one', async () => {
     const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
     try {
       const ok = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[1]}` } });
       expect(ok.status).toBe(200);
+      // The key set to pets:read by the tool lists, and may not create.
+      const reads = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[2]}` } });
+      expect(reads.status).toBe(200);
+      const creates = await fetch(`${svc.url}/v1/pets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secrets[2]}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Rex', categoryId: 7 }),
+      });
+      expect(creates.status).toBe(403);
+      expect(creates.headers.get('www-authenticate')).toBe(
+        'Bearer realm="animal-store", error="insufficient_scope", scope="pets:write"',
+      );
       const revoked = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[0]}` } });
       expect(revoked.status).toBe(401);
-      expect(await revoked.json()).toEqual({ code: 'invalid_api_key', message: expect.any(String), status: 401 });
+      expect(await revoked.json()).toEqual({
+        code: 'invalid_api_key',
+        message: expect.any(String),
+        status: 401,
+        requestId: revoked.headers.get('x-request-id'),
+      });
     } finally {
       await svc.stop();
     }

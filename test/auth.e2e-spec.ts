@@ -272,18 +272,36 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       }
     });
 
-    it('documents bearer security and the 401 on every operation of the OpenAPI document', async () => {
+    it('documents bearer security and the 401 on every operation of the OpenAPI document, and the scope each needs with its 403', async () => {
       const doc = (await http().get('/openapi.json')).body;
       expect(doc.components.securitySchemes.bearer).toEqual(
         expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'API key' }),
       );
       const ops = Object.values(
-        doc.paths as Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>,
+        doc.paths as Record<
+          string,
+          Record<
+            string,
+            {
+              operationId: string;
+              security?: unknown;
+              responses: Record<string, unknown>;
+              'x-required-scopes'?: unknown;
+            }
+          >
+        >,
       ).flatMap((item) => Object.values(item));
-      expect(ops.length).toBe(3);
+      const scopes = Object.fromEntries(ops.map((op) => [op.operationId, op['x-required-scopes']]));
+      expect(scopes).toEqual({
+        listPets: ['pets:read'],
+        getPet: ['pets:read'],
+        createPet: ['pets:write'],
+        getRateLimit: undefined,
+      });
       for (const op of ops) {
         expect(op.security).toEqual([{ bearer: [] }]);
         expect(op.responses['401']).toBeDefined();
+        expect(op.responses['403'] !== undefined).toBe(op['x-required-scopes'] !== undefined);
       }
     });
   });

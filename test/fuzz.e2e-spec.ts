@@ -393,7 +393,7 @@ describeEachDatabase('fuzz: hostile input on %s', (kind) => {
     if (head) return undefined; // HEAD answers carry no body
     if (!/^application\/json/.test(res.headers['content-type'] ?? ''))
       return `error without JSON: ${res.headers['content-type']}`;
-    const checked = errorBodyProblem(res.status, res.body.toString('utf8'));
+    const checked = errorBodyProblem(res.status, res.body.toString('utf8'), res.headers['x-request-id']);
     if ('problem' in checked) return checked.problem;
     const code = checked.body.code;
     if (typeof code !== 'string' || !ERROR_CODE_SET.has(code)) return `unknown code ${String(code)}`;

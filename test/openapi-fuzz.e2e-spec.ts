@@ -48,6 +48,7 @@ const STATUS_OF_CODE: Record<(typeof ERROR_CODES)[number], number[]> = {
   missing_api_key: [401],
   invalid_api_key: [401],
   api_key_expired: [401],
+  insufficient_scope: [403],
   not_found: [404],
   route_not_found: [404],
   method_not_allowed: [405],
@@ -382,7 +383,12 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
     const served = await rawExchange(port, buildRequest({ target: '/openapi.json' }));
     expect(served.status).toBe(200);
     api = readDocument(parseJson(served.body.toString('utf8'), 64) as Record<string, unknown>);
-    expect(api.operations.map((o) => o.operationId).sort()).toEqual(['createPet', 'getPet', 'listPets']);
+    expect(api.operations.map((o) => o.operationId).sort()).toEqual([
+      'createPet',
+      'getPet',
+      'getRateLimit',
+      'listPets',
+    ]);
     console.log(`openapi-fuzz on ${kind}: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}`);
   });
 
@@ -438,7 +444,7 @@ describeEachDatabase('OpenAPI-driven fuzz on %s', (kind) => {
     if (res.status < 400 || method === 'HEAD') return undefined;
     if (!/^application\/json/.test(res.headers['content-type'] ?? ''))
       return `error without JSON: ${res.headers['content-type']}`;
-    const checked = errorBodyProblem(res.status, res.body.toString('utf8'));
+    const checked = errorBodyProblem(res.status, res.body.toString('utf8'), res.headers['x-request-id']);
     if ('problem' in checked) return checked.problem;
     const { body } = checked;
     const expected = STATUS_OF_CODE[body.code as keyof typeof STATUS_OF_CODE];

@@ -78,10 +78,14 @@ describe('OpenAPI document', () => {
       'GET /pets': 'listPets',
       'POST /pets': 'createPet',
       'GET /pets/{petId}': 'getPet',
+      'GET /rate_limit': 'getRateLimit',
     });
     const getPet = doc.paths['/pets/{petId}'].get;
     expect(getPet.deprecated).toBe(true);
-    for (const name of ['Pet', 'NewPet', 'Pets', 'PetStatus', 'Error']) {
+    expect((doc.components.schemas.Error as { required: string[] }).required).toEqual(
+      expect.arrayContaining(['code', 'message', 'status', 'requestId']),
+    );
+    for (const name of ['Pet', 'NewPet', 'Pets', 'PetStatus', 'Error', 'RateLimit']) {
       expect(doc.components.schemas[name]).toBeDefined();
     }
     expect(Object.keys(getPet.responses).sort()).toEqual(

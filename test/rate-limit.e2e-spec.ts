@@ -12,6 +12,7 @@ import { describeIf } from './support/describe-if.js';
 import { startOwnRedis, type OwnRedis } from './support/redis-server.js';
 import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from './support/redis-env.js';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { expectErrorBody } from './support/error-body.js';
 import { waitFor } from './support/wait-for.js';
 
 const HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
@@ -76,9 +77,7 @@ function expect429(
   code: 'rate_limit_exceeded' | 'api_key_temporarily_banned',
   retryAfter: number,
 ): void {
-  expect(res.status).toBe(429);
-  expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(res.body).toEqual({ code, message: expect.any(String), status: 429 });
+  expectErrorBody(res, 429, code);
   expect(res.headers['retry-after']).toBe(String(retryAfter));
   expectOnlyContractHeaders(res);
 }

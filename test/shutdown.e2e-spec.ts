@@ -124,6 +124,7 @@ describe('the service as a process: JSON logs, request ids, graceful shutdown', 
         code: 'service_unavailable',
         message: expect.stringMatching(/shutting down/),
         status: 503,
+        requestId: ready.headers['x-request-id'],
       });
       expect(Number(ready.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(ready.headers.connection).toBe('close');

@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
-import { declaredAuthMode } from '../auth/auth-mode.js';
+import { insufficientScopeChallenge } from '../auth/api-key-auth.decorator.js';
+import { declaredAuthMode, declaredKeyRoute } from '../auth/auth-mode.js';
 import { ApiError } from '../errors/api-error.js';
 import { Admission, AdmissionService } from './admission.service.js';
 
@@ -11,6 +12,12 @@ import { Admission, AdmissionService } from './admission.service.js';
  * key, and the route test in test/auth.e2e-spec.ts fails for it, since its documentation would
  * lack the 401.) The rate-limit headers are on the response before any refusal is thrown, and
  * the exception filter keeps them.
+ *
+ * A route may need a scope (@ApiKeyAuth({ scope })): a valid key without it gets 403
+ * insufficient_scope, decided from the key's cached lookup (no I/O), before any pipe,
+ * interceptor or handler reads the body or records an Idempotency-Key. The request is counted
+ * against the key like any other of its requests: the key was valid, and a client retrying a
+ * refused operation is limited like any other.
  */
 @Injectable()
 export class AdmissionGuard implements CanActivate {
@@ -20,9 +27,18 @@ export class AdmissionGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (declaredAuthMode(this.reflector, context.getHandler(), context.getClass()) === 'public') return true;
-    const admission = await this.admission.admit(context);
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    if (declaredAuthMode(this.reflector, handler, controller) === 'public') return true;
+    const route = declaredKeyRoute(this.reflector, handler, controller);
+    const admission = await this.admission.admit(context, { counted: route.counted });
     applyAdmission(context.switchToHttp().getResponse<Response>(), admission);
+    const scope = route.scope;
+    if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {
+      throw new ApiError(403, 'insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
+        headers: { 'WWW-Authenticate': insufficientScopeChallenge(scope) },
+      });
+    }
     return true;
   }
 }

@@ -9,6 +9,7 @@ import {
   clientAddress,
   keySubject,
   RateLimiter,
+  type QuotaRead,
   type RateLimitSubject,
 } from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
@@ -24,6 +25,8 @@ export interface Admission extends RequestAdmission {
   headers?: RateLimitHeaders;
   /** Why the request is refused: a 401, a 429, or the 503 of a key that could not be checked. */
   refusal?: Error;
+  /** The key's quota as read without counting (uncounted routes: GET /v1/rate_limit). */
+  quota?: QuotaRead;
 }
 
 /**
@@ -42,6 +45,10 @@ export interface Admission extends RequestAdmission {
  * 4. A key that could not be checked (database unavailable) is counted against the address for
  *    the headers and answered 503, never a 429: the limit would not be the client's own.
  *
+ * 5. On a route that is not counted (GET /v1/rate_limit), a valid key spends nothing of its
+ *    limits: it takes one read from its budget of such reads (429 once spent), and its quota is
+ *    read as its next counted request would find it. Steps 3 and 4 are as above.
+ *
  * The admission is stored once in the request context, where the access log, metrics and
  * idempotency read the principal.
  */
@@ -52,7 +59,8 @@ export class AdmissionService {
     private readonly limiter: RateLimiter,
   ) {}
 
-  async admit(context: ExecutionContext): Promise<Admission> {
+  /** `counted: false`: a valid key is not counted against its limits (step 5). */
+  async admit(context: ExecutionContext, { counted = true } = {}): Promise<Admission> {
     const req = context.switchToHttp().getRequest<Request>();
     const address = clientAddress(req);
     let verified: AuthResult;
@@ -65,10 +73,21 @@ export class AdmissionService {
     }
     if (verified.ok) {
       const { principal } = verified;
-      return this.count(context, req, { principal, subject: keySubject(principal) });
+      const admission: Admission = { principal, subject: keySubject(principal) };
+      return counted ? this.count(context, req, admission) : this.readQuota(context, req, admission);
     }
     const admission = await this.count(context, req, { subject: addressSubject(address) });
     admission.refusal ??= verified.error;
+    return admission;
+  }
+
+  private async readQuota(context: ExecutionContext, req: Request, admission: Admission): Promise<Admission> {
+    requestContext(req).admission = admission;
+    admission.refusal = this.limiter.admitRead(admission.subject);
+    if (admission.refusal === undefined) {
+      admission.quota = await this.limiter.read(context, admission.subject);
+      admission.headers = admission.quota.headers;
+    }
     return admission;
   }
 

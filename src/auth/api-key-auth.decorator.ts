@@ -1,19 +1,68 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth } from '@nestjs/swagger';
-import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
-import { AUTH_MODE, AuthMode } from './auth-mode.js';
+import { ApiBearerAuth, ApiExtension, ApiResponse } from '@nestjs/swagger';
+import { ApiErrorResponses, exampleBody } from '../errors/api-responses.decorator.js';
+import { ErrorDto } from '../errors/error.dto.js';
+import { AUTH_MODE, AuthMode, KEY_ROUTE, type KeyRoute } from './auth-mode.js';
+import type { Scope } from './scopes.js';
 
 /** Name of the HTTP bearer security scheme in the OpenAPI document. */
 export const BEARER_SCHEME = 'bearer';
 
+/** The OpenAPI extension that lists the scopes an operation needs (bearer schemes have none in OpenAPI 3.0). */
+export const REQUIRED_SCOPES_EXTENSION = 'x-required-scopes';
+
+/** The RFC 6750 challenge of a key without the scope an operation needs. */
+export function insufficientScopeChallenge(scope: Scope): string {
+  return `Bearer realm="animal-store", error="insufficient_scope", scope="${scope}"`;
+}
+
+export interface ApiKeyAuthOptions {
+  /** The scope the key must hold; none: any valid key. */
+  scope?: Scope;
+  /**
+   * false: the request is not counted against the key's rate limits (getRateLimit), only
+   * against the small budget of uncounted reads (docs/rate-limits.md).
+   */
+  counted?: boolean;
+}
+
 /**
- * Marks a controller or handler as requiring a bearer API key, and documents exactly that
- * (bearer security and the 401 response) so enforcement and the OpenAPI document cannot drift.
+ * Marks a controller or handler as requiring a bearer API key, with the scope it needs, and
+ * documents exactly that (bearer security, the 401, the scope and its 403) so enforcement and
+ * the OpenAPI document cannot drift: AdmissionGuard reads the same metadata.
  */
-export function ApiKeyAuth(): ClassDecorator & MethodDecorator {
-  return applyDecorators(
+export function ApiKeyAuth(options: ApiKeyAuthOptions = {}): ClassDecorator & MethodDecorator {
+  const route: KeyRoute = { scope: options.scope, counted: options.counted ?? true };
+  const decorators = [
     SetMetadata<string, AuthMode>(AUTH_MODE, 'api-key'),
+    SetMetadata<string, KeyRoute>(KEY_ROUTE, route),
     ApiBearerAuth(BEARER_SCHEME),
     ApiErrorResponses(401),
-  );
+  ];
+  if (options.scope !== undefined) {
+    decorators.push(
+      ApiExtension(REQUIRED_SCOPES_EXTENSION, [options.scope]),
+      ApiResponse({
+        status: 403,
+        description: `The API key lacks the scope \`${options.scope}\` this operation needs (\`insufficient_scope\`).`,
+        type: ErrorDto,
+        examples: {
+          insufficient_scope: {
+            summary: 'insufficient_scope',
+            value: {
+              ...exampleBody(403, 'insufficient_scope'),
+              message: `This API key lacks the scope ${options.scope} this operation needs.`,
+            },
+          },
+        },
+        headers: {
+          'WWW-Authenticate': {
+            description: 'The RFC 6750 challenge naming the scope needed.',
+            schema: { type: 'string', example: insufficientScopeChallenge(options.scope) },
+          },
+        },
+      }),
+    );
+  }
+  return applyDecorators(...decorators);
 }

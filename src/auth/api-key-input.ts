@@ -1,9 +1,10 @@
 import { PLANS, Plan } from './auth.types.js';
 import { MAX_CUSTOM_LIMIT } from './plans.js';
+import { isScope, SCOPES, type Scope } from './scopes.js';
 
 /**
  * The checks on what a key is issued with: its name, its plan and an enterprise key's own
- * limits. The key tool runs them on its arguments, ApiKeysService on what it stores.
+ * limits, its scopes. The key tool runs them on its arguments, ApiKeysService on what it stores.
  */
 
 /** A plan, name or limit that a key cannot have (the tool reports it as a usage error). */
@@ -54,4 +55,22 @@ export function checkName(name: string): string {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ApiKeyInputError('name must not contain control characters');
   return trimmed;
+}
+
+/**
+ * A key's scopes in their canonical order, from a list such as `pets:read,pets:write` (or its
+ * items): known scopes, each at most once, at least one.
+ */
+export function checkScopes(scopes: string | readonly string[]): Scope[] {
+  const items = typeof scopes === 'string' ? scopes.split(',').map((s) => s.trim()) : scopes;
+  const seen = new Set<Scope>();
+  for (const item of items) {
+    if (!isScope(item)) {
+      throw new ApiKeyInputError(`scopes must be a comma-separated list of ${SCOPES.join(', ')}, got "${item}"`);
+    }
+    if (seen.has(item)) throw new ApiKeyInputError(`scope ${item} is given more than once`);
+    seen.add(item);
+  }
+  if (seen.size === 0) throw new ApiKeyInputError(`a key needs at least one scope of ${SCOPES.join(', ')}`);
+  return SCOPES.filter((s) => seen.has(s));
 }

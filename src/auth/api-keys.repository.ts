@@ -16,12 +16,13 @@ export interface FoundKeyRow {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   expiresAt: Date | null;
+  scopes: string[];
 }
 const FIND_BY_HASH: PreparedStatement = {
   name: 'api_keys_find_by_hash',
   text:
     'SELECT "id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
-    '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt" ' +
+    '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt", "scopes" ' +
     'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
 };
 
@@ -59,6 +60,7 @@ const INFO_FIELDS = {
   revokedAt: true,
   expiresAt: true,
   previousExpiresAt: true,
+  scopes: true,
 } as const;
 
 export type InfoRow = {
@@ -73,6 +75,7 @@ export type InfoRow = {
   revokedAt: Date | null;
   expiresAt: Date | null;
   previousExpiresAt: Date | null;
+  scopes: string[];
 };
 
 /** A key's row as listed, with the hashes of its current and previous secret. */
@@ -156,6 +159,15 @@ export class ApiKeysRepository {
     return this.prisma.apiKey.update({
       where: { id },
       data: limits,
+      select: { ...INFO_FIELDS, hash: true, previousHash: true },
+    });
+  }
+
+  /** Gives the key these scopes. */
+  async setScopes(id: bigint, scopes: string[]): Promise<InfoRowWithHashes> {
+    return this.prisma.apiKey.update({
+      where: { id },
+      data: { scopes },
       select: { ...INFO_FIELDS, hash: true, previousHash: true },
     });
   }

@@ -2,9 +2,10 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { Clock, SystemClock } from '../time/clock.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
-import { ApiKeyInputError, checkName, checkPlan } from './api-key-input.js';
+import { ApiKeyInputError, checkName, checkPlan, checkScopes } from './api-key-input.js';
 import type { Plan } from './auth.types.js';
 import { limitsFor } from './plans.js';
+import { DEFAULT_SCOPES, storedScopes, type Scope } from './scopes.js';
 import { ApiKeysRepository, type ApiKeyChange, type InfoRow } from './api-keys.repository.js';
 
 /** A key as listed: never the secret, never its hash. */
@@ -22,6 +23,8 @@ export interface ApiKeyInfo {
   expiresAt: Date | null;
   /** Until when the secret replaced by the last roll still works (null: none does). */
   previousExpiresAt: Date | null;
+  /** What the key may do, in canonical order. */
+  scopes: Scope[];
 }
 
 /** Where a key stands at an instant, as the key tool lists it. */
@@ -51,6 +54,7 @@ export interface StoredApiKey {
   expiresAt: Date | null;
   /** Set when the lookup matched the secret a roll replaced: the end of its overlap. */
   previousExpiresAt: Date | null;
+  scopes: Scope[];
 }
 
 export interface NewApiKey {
@@ -61,10 +65,12 @@ export interface NewApiKey {
   perDay?: number;
   /** The key is refused from this long after it is issued on; undefined: never expires. */
   expiresInMs?: number;
+  /** What the key may do; undefined: every scope (DEFAULT_SCOPES). */
+  scopes?: readonly string[];
 }
 
 function toInfo(row: InfoRow): ApiKeyInfo {
-  return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay) };
+  return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay), scopes: storedScopes(row.scopes) };
 }
 
 /**
@@ -96,6 +102,7 @@ export class ApiKeysService {
   async create(input: NewApiKey): Promise<{ info: ApiKeyInfo; key: string }> {
     const name = checkName(input.name);
     const plan = checkPlan(input.plan, input.perMinute, input.perDay);
+    const scopes = checkScopes(input.scopes ?? DEFAULT_SCOPES);
     const now = this.clock.now();
     const expiresAt = input.expiresInMs === undefined ? null : new Date(now.getTime() + input.expiresInMs);
     const { key, hash } = this.secret();
@@ -106,6 +113,7 @@ export class ApiKeysService {
       hash,
       createdAt: now,
       expiresAt,
+      scopes,
     });
     return { info: toInfo(row), key };
   }
@@ -177,6 +185,22 @@ export class ApiKeysService {
   }
 
   /**
+   * Gives a live key these scopes (replacing what it had); null when there is no such key. Every
+   * instance applies the change within API_KEY_CACHE_TTL_MS (its poll of changed keys).
+   */
+  async setScopes(id: bigint, scopes: readonly string[]): Promise<ApiKeyInfo | null> {
+    const checked = checkScopes(scopes);
+    const existing = await this.repository.findRevokedAt(id);
+    if (!existing) return null;
+    if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
+    const row = await this.repository.setScopes(id, checked);
+    const { hash, previousHash, ...info } = row;
+    this.changed(hash);
+    if (previousHash) this.changed(previousHash);
+    return toInfo(info);
+  }
+
+  /**
    * The key one of whose secrets (current, or replaced by a roll) has this hash, for
    * authentication: it runs for each key an instance has not cached.
    */
@@ -192,6 +216,7 @@ export class ApiKeysService {
       revokedAt: row.revokedAt,
       expiresAt: row.expiresAt,
       previousExpiresAt: previous ? row.previousExpiresAt : null,
+      scopes: storedScopes(row.scopes),
       ...limitsFor(row.plan, row.perMinute, row.perDay),
     };
   }
@@ -202,7 +227,7 @@ export class ApiKeysService {
   }
 
   /**
-   * The keys changed (rolled, re-planned, revoked, given another expiry) after `since`, by any
+   * The keys changed (rolled, re-planned, re-scoped, revoked, given another expiry) after `since`, by any
    * process, and the database's clock at the time of the query. `since` null: no keys,
    * only the clock.
    */

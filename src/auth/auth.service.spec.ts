@@ -21,6 +21,7 @@ function stored(overrides: Partial<StoredApiKey> = {}): StoredApiKey {
     revokedAt: null,
     expiresAt: null,
     previousExpiresAt: null,
+    scopes: ['pets:read', 'pets:write'],
     ...overrides,
   };
 }
@@ -71,7 +72,7 @@ describe('AuthService', () => {
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
       expect(await auth.verify(`${scheme} ${KEY}`, ADDRESS)).toEqual({
         ok: true,
-        principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000 },
+        principal: { keyId: '7', plan: 'pro', perMinute: 300, perDay: 10_000, scopes: ['pets:read', 'pets:write'] },
       });
     }
   });

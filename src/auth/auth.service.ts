@@ -188,7 +188,13 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
     this.usage.record(stored);
     return {
       ok: true,
-      principal: { keyId: stored.id.toString(), plan: stored.plan, perMinute: stored.perMinute, perDay: stored.perDay },
+      principal: {
+        keyId: stored.id.toString(),
+        plan: stored.plan,
+        perMinute: stored.perMinute,
+        perDay: stored.perDay,
+        scopes: stored.scopes,
+      },
     };
   }
 

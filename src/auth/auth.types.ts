@@ -1,4 +1,5 @@
 import type { ApiError } from '../errors/api-error.js';
+import type { Scope } from './scopes.js';
 
 /** Plans of API keys (docs/api.md, "API keys and plans"). */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
@@ -12,6 +13,8 @@ export interface Principal {
   /** Limits in force for this key (plan table, or the key's own for enterprise). */
   perMinute: number;
   perDay: number;
+  /** What the key may do (carried from the key's lookup, so checking it costs no I/O). */
+  scopes: readonly Scope[];
 }
 
 /** Outcome of checking a request's credentials; computed once per request, by admission. */

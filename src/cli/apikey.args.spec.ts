@@ -40,6 +40,16 @@ describe('apikey tool arguments', () => {
       perMinute: 9,
       perDay: 99,
     });
+    expect(parseCommand(['create', '--name', 'shop', '--plan', 'pro', '--scopes', 'pets:read'])).toMatchObject({
+      kind: 'create',
+      scopes: ['pets:read'],
+    });
+    expect(parseCommand(['set-scopes', '3', ' pets:write , pets:read'])).toEqual({
+      kind: 'set-scopes',
+      id: 3n,
+      scopes: ['pets:read', 'pets:write'],
+      json: false,
+    });
     expect(parseCommand(['--help'])).toEqual({ kind: 'help' });
     expect(parseCommand(['list', '-h'])).toEqual({ kind: 'help' });
   });
@@ -70,6 +80,12 @@ describe('apikey tool arguments', () => {
     [['revoke', '1', '2']],
     [['set-plan', '1']],
     [['set-plan', '1', 'free', '--per-day', '5']],
+    [['create', '--name', 'x', '--plan', 'pro', '--scopes', '']],
+    [['create', '--name', 'x', '--plan', 'pro', '--scopes', 'pets:delete']],
+    [['create', '--name', 'x', '--plan', 'pro', '--scopes', 'pets:read,pets:read']],
+    [['set-scopes', '1']],
+    [['set-scopes', '1', 'admin']],
+    [['set-scopes', '1', 'pets:read,']],
   ])('refuses %j as a usage error', (argv) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
   });

@@ -1,15 +1,18 @@
 import { parseArgs } from 'node:util';
-import { ApiKeyInputError, checkName, checkPlan } from '../auth/api-key-input.js';
+import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../auth/api-key-input.js';
 import type { Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
+import type { Scope } from '../auth/scopes.js';
 
 /** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */
 export const USAGE = `Usage: npm run apikey -- <command> [options]
 
 Commands:
-  create --name NAME --plan PLAN [--per-minute N --per-day N] [--expires-in DURATION] [--json]
+  create --name NAME --plan PLAN [--per-minute N --per-day N] [--expires-in DURATION]
+         [--scopes SCOPES] [--json]
         Issue a key. The key is shown once; only its hash is stored. With --expires-in
-        it is refused (401 api_key_expired) from that long after now on.
+        it is refused (401 api_key_expired) from that long after now on. It may do
+        everything (pets:read,pets:write) unless --scopes says less.
   list [--json]
         All keys in order of creation (never the key itself), each with its state
         (active, expiring within 7 days, expired, revoked) and last use.
@@ -22,10 +25,15 @@ Commands:
         Revoke a key; every instance refuses it within API_KEY_CACHE_TTL_MS (under 5 s).
   set-plan ID PLAN [--per-minute N --per-day N] [--json]
         Move a key to another plan.
+  set-scopes ID SCOPES [--json]
+        Replace what a key may do; every instance applies it within API_KEY_CACHE_TTL_MS.
 
 DURATION is a whole number of seconds, minutes, hours or days: 90s, 30m, 24h, 90d.
 PLAN is free (60/min, 1000/day), pro (300/min, 10000/day), business (1000/min,
 100000/day) or enterprise, which needs its own --per-minute and --per-day.
+SCOPES is a comma-separated list of pets:read (list and get animals) and pets:write
+(add animals), e.g. pets:read for a key that only reads; a request outside its scopes
+gets 403 insufficient_scope.
 --json prints one JSON value on one line.
 
 The database is DATABASE_URL when set, else the embedded database in DATA_DIR (which
@@ -43,25 +51,34 @@ export type Command =
       perMinute?: number;
       perDay?: number;
       expiresInMs?: number;
+      scopes?: Scope[];
       json: boolean;
     }
   | { kind: 'list'; json: boolean }
   | { kind: 'roll'; id: bigint; overlapMs: number; json: boolean }
   | { kind: 'revoke'; id: bigint; json: boolean }
-  | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean };
+  | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean }
+  | { kind: 'set-scopes'; id: bigint; scopes: Scope[]; json: boolean };
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
 const LIMIT_OPTIONS: OptionSpec = { 'per-minute': { type: 'string' }, 'per-day': { type: 'string' } };
 const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> = {
   create: {
-    options: { name: { type: 'string' }, plan: { type: 'string' }, 'expires-in': { type: 'string' }, ...LIMIT_OPTIONS },
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      'expires-in': { type: 'string' },
+      scopes: { type: 'string' },
+      ...LIMIT_OPTIONS,
+    },
     positionals: [],
   },
   list: { options: {}, positionals: [] },
   roll: { options: { overlap: { type: 'string' } }, positionals: ['ID'] },
   revoke: { options: {}, positionals: ['ID'] },
   'set-plan': { options: LIMIT_OPTIONS, positionals: ['ID', 'PLAN'] },
+  'set-scopes': { options: {}, positionals: ['ID', 'SCOPES'] },
 };
 
 function limit(flag: string, raw: string | undefined): number | undefined {
@@ -144,7 +161,15 @@ export function parseCommand(argv: string[]): Command {
         const limits = checkPlan(plan, limit('per-minute', str('per-minute')), limit('per-day', str('per-day')));
         const expiresIn = str('expires-in');
         const expiresInMs = expiresIn === undefined ? undefined : duration('expires-in', expiresIn);
-        return { kind: 'create', name: checkName(keyName), ...withLimits(limits), expiresInMs, json };
+        const scopes = str('scopes');
+        return {
+          kind: 'create',
+          name: checkName(keyName),
+          ...withLimits(limits),
+          expiresInMs,
+          ...(scopes === undefined ? {} : { scopes: checkScopes(scopes) }),
+          json,
+        };
       }
       case 'list':
         return { kind: 'list', json };
@@ -159,6 +184,8 @@ export function parseCommand(argv: string[]): Command {
       }
       case 'revoke':
         return { kind: 'revoke', id: keyId(positionals[0]), json };
+      case 'set-scopes':
+        return { kind: 'set-scopes', id: keyId(positionals[0]), scopes: checkScopes(positionals[1]), json };
       default: {
         const id = keyId(positionals[0]);
         const limits = checkPlan(

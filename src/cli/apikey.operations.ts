@@ -15,7 +15,8 @@ export type Outcome =
   | { kind: 'list'; keys: ApiKeyInfo[]; now: Date }
   | { kind: 'roll'; info: ApiKeyInfo; key: string }
   | { kind: 'revoke'; info: ApiKeyInfo; alreadyRevoked: boolean }
-  | { kind: 'set-plan'; info: ApiKeyInfo };
+  | { kind: 'set-plan'; info: ApiKeyInfo }
+  | { kind: 'set-scopes'; info: ApiKeyInfo };
 
 /** The key an operation names does not exist. */
 export class NoSuchKeyError extends Error {
@@ -93,6 +94,11 @@ export async function perform(op: Operation, keys: ApiKeysService): Promise<Outc
       const info = await keys.setPlan(op.id, op.plan, op.perMinute, op.perDay);
       if (!info) throw new NoSuchKeyError(op.id);
       return { kind: 'set-plan', info };
+    }
+    case 'set-scopes': {
+      const info = await keys.setScopes(op.id, op.scopes);
+      if (!info) throw new NoSuchKeyError(op.id);
+      return { kind: 'set-scopes', info };
     }
   }
 }

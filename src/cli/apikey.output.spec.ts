@@ -19,6 +19,7 @@ const free: ApiKeyInfo = {
   revokedAt: null,
   expiresAt: null,
   previousExpiresAt: null,
+  scopes: ['pets:read', 'pets:write'],
 };
 const big: ApiKeyInfo = {
   ...free,
@@ -29,6 +30,7 @@ const big: ApiKeyInfo = {
   perDay: 1_000_000,
   lastUsedAt: used,
   revokedAt: revoked,
+  scopes: ['pets:read'],
 };
 const freeJson = {
   id: 1,
@@ -42,6 +44,7 @@ const freeJson = {
   revokedAt: null,
   expiresAt: null,
   previousSecretExpiresAt: null,
+  scopes: ['pets:read', 'pets:write'],
   state: 'active',
 };
 const now = new Date('2026-01-05T00:00:00.000Z');
@@ -49,7 +52,7 @@ const now = new Date('2026-01-05T00:00:00.000Z');
 describe('apikey tool output', () => {
   it('shows a new key once, in text or as one JSON line', () => {
     expect(render({ kind: 'create', info: free, key: 'ask_secret' }, false)).toBe(
-      'Issued API key 1 "CI" (plan free: 60/minute, 1000/day).\nThe key is shown only now; store it safely:\n\nask_secret\n\n',
+      'Issued API key 1 "CI" (plan free: 60/minute, 1000/day; scopes pets:read,pets:write).\nThe key is shown only now; store it safely:\n\nask_secret\n\n',
     );
     expect(render({ kind: 'create', info: free, key: 'ask_secret' }, true)).toBe(
       `${JSON.stringify({ ...freeJson, key: 'ask_secret' })}\n`,
@@ -61,9 +64,9 @@ describe('apikey tool output', () => {
     expect(render({ kind: 'list', keys: [], now }, true)).toBe('[]\n');
     expect(render({ kind: 'list', keys: [free, big], now }, false)).toBe(
       [
-        'ID  NAME  PLAN        PER_MINUTE  PER_DAY  PREFIX         CREATED                   LAST_USED                 STATE',
-        '1   CI    free        60          1000     ask_AbCdEfGh…  2026-01-02T03:04:05.000Z  -                         active',
-        '12  Élan  enterprise  5000        1000000  ask_AbCdEfGh…  2026-01-02T03:04:05.000Z  2026-01-03T00:00:00.000Z  revoked 2026-01-04T00:00:00.000Z',
+        'ID  NAME  PLAN        PER_MINUTE  PER_DAY  SCOPES                PREFIX         CREATED                   LAST_USED                 STATE',
+        '1   CI    free        60          1000     pets:read,pets:write  ask_AbCdEfGh…  2026-01-02T03:04:05.000Z  -                         active',
+        '12  Élan  enterprise  5000        1000000  pets:read             ask_AbCdEfGh…  2026-01-02T03:04:05.000Z  2026-01-03T00:00:00.000Z  revoked 2026-01-04T00:00:00.000Z',
       ].join('\n') + '\n',
     );
     const [, second] = JSON.parse(render({ kind: 'list', keys: [free, big], now }, true)) as Record<string, unknown>[];
@@ -107,17 +110,17 @@ describe('apikey tool output', () => {
   it("shows a rolled key's new secret once, and until when the old one works", () => {
     const rolled = { ...free, previousExpiresAt: new Date('2026-01-06T00:00:00.000Z') };
     expect(render({ kind: 'roll', info: rolled, key: 'ask2_new' }, false)).toBe(
-      'Rolled API key 1 "CI" (plan free: 60/minute, 1000/day). The old secret keeps working until 2026-01-06T00:00:00.000Z.\nThe new secret is shown only now; store it safely:\n\nask2_new\n\n',
+      'Rolled API key 1 "CI" (plan free: 60/minute, 1000/day; scopes pets:read,pets:write). The old secret keeps working until 2026-01-06T00:00:00.000Z.\nThe new secret is shown only now; store it safely:\n\nask2_new\n\n',
     );
     expect(render({ kind: 'roll', info: free, key: 'ask2_new' }, false)).toContain('The old secret no longer works.');
   });
 
   it('tells a revocation from a repeated one', () => {
     expect(render({ kind: 'revoke', info: { ...free, revokedAt: revoked }, alreadyRevoked: false }, false)).toBe(
-      'Revoked API key 1 "CI" (plan free: 60/minute, 1000/day); every instance refuses it within seconds.\n',
+      'Revoked API key 1 "CI" (plan free: 60/minute, 1000/day; scopes pets:read,pets:write); every instance refuses it within seconds.\n',
     );
     expect(render({ kind: 'revoke', info: { ...free, revokedAt: revoked }, alreadyRevoked: true }, false)).toBe(
-      'API key 1 "CI" (plan free: 60/minute, 1000/day) was already revoked (2026-01-04T00:00:00.000Z).\n',
+      'API key 1 "CI" (plan free: 60/minute, 1000/day; scopes pets:read,pets:write) was already revoked (2026-01-04T00:00:00.000Z).\n',
     );
     expect(JSON.parse(render({ kind: 'revoke', info: free, alreadyRevoked: true }, true))).toEqual({
       ...freeJson,
@@ -125,9 +128,20 @@ describe('apikey tool output', () => {
     });
   });
 
+  it('confirms new scopes', () => {
+    const reader = { ...free, scopes: ['pets:read' as const] };
+    expect(render({ kind: 'set-scopes', info: reader }, false)).toBe(
+      'API key 1 "CI" (plan free: 60/minute, 1000/day; scopes pets:read) updated.\n',
+    );
+    expect(JSON.parse(render({ kind: 'set-scopes', info: reader }, true))).toEqual({
+      ...freeJson,
+      scopes: ['pets:read'],
+    });
+  });
+
   it('confirms a new plan', () => {
     expect(render({ kind: 'set-plan', info: free }, false)).toBe(
-      'API key 1 "CI" (plan free: 60/minute, 1000/day) updated.\n',
+      'API key 1 "CI" (plan free: 60/minute, 1000/day; scopes pets:read,pets:write) updated.\n',
     );
     expect(render({ kind: 'set-plan', info: free }, true)).toBe(`${JSON.stringify(freeJson)}\n`);
   });

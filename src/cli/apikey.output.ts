@@ -18,6 +18,7 @@ function toJson(info: ApiKeyInfo, now: Date) {
     revokedAt: info.revokedAt?.toISOString() ?? null,
     expiresAt: info.expiresAt?.toISOString() ?? null,
     previousSecretExpiresAt: info.previousExpiresAt?.toISOString() ?? null,
+    scopes: info.scopes,
     state: keyState(info, now),
   };
 }
@@ -36,18 +37,19 @@ function stateText(k: ApiKeyInfo, now: Date): string {
 }
 
 function describe(info: ApiKeyInfo): string {
-  return `${info.id} "${info.name}" (plan ${info.plan}: ${info.perMinute}/minute, ${info.perDay}/day)`;
+  return `${info.id} "${info.name}" (plan ${info.plan}: ${info.perMinute}/minute, ${info.perDay}/day; scopes ${info.scopes.join(',')})`;
 }
 
 function table(keys: ApiKeyInfo[], now: Date): string {
   const rows = [
-    ['ID', 'NAME', 'PLAN', 'PER_MINUTE', 'PER_DAY', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
+    ['ID', 'NAME', 'PLAN', 'PER_MINUTE', 'PER_DAY', 'SCOPES', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
     ...keys.map((k) => [
       String(k.id),
       k.name,
       k.plan,
       String(k.perMinute),
       String(k.perDay),
+      k.scopes.join(','),
       `${k.prefix}…`,
       k.createdAt.toISOString(),
       k.lastUsedAt?.toISOString() ?? '-',
@@ -87,6 +89,7 @@ export function render(outcome: Outcome, json: boolean): string {
         ? `API key ${describe(outcome.info)} was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
         : `Revoked API key ${describe(outcome.info)}; every instance refuses it within seconds.\n`;
     case 'set-plan':
+    case 'set-scopes':
       return `API key ${describe(outcome.info)} updated.\n`;
   }
 }
@@ -106,6 +109,7 @@ function asJson(outcome: Outcome): unknown {
     case 'revoke':
       return { ...toJson(outcome.info, now), alreadyRevoked: outcome.alreadyRevoked };
     case 'set-plan':
+    case 'set-scopes':
       return toJson(outcome.info, now);
   }
 }

@@ -7,6 +7,7 @@ import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-errors
 import { requestContext } from '../request-context/request-context.js';
 import { allowedMethods, isRouterNotFound } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
+import { randomUUID } from 'node:crypto';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'validation_failed',
@@ -25,7 +26,8 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 
 /**
  * The one place that writes error responses: every failure, from routing to an unexpected
- * crash, leaves as the Error body `{code, message, status}` (docs/api.md, "Errors"). Framework
+ * crash, leaves as the Error body `{code, message, status, requestId}` (docs/api.md, "Errors"),
+ * `requestId` being the response's X-Request-Id. Framework
  * messages, stack traces and SQL never reach the client; unexpected errors are logged in full.
  */
 @Catch()
@@ -51,7 +53,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="animal-store"');
     // Headers describing a successful representation must not leak onto an error.
     res.removeHeader('Location');
-    const body: ErrorBody = error.toBody();
+    // The request edge gave the request its id; a request that did not pass through it (an app
+    // without the edge) gets one here, so the body and the header always agree.
+    let requestId = req.id;
+    if (requestId === undefined) {
+      requestId = req.id = randomUUID();
+      res.setHeader('X-Request-Id', requestId);
+    }
+    const body: ErrorBody = error.toBody(requestId);
     res.status(error.status).type('application/json').send(stringifyJson(body));
   }
 

@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'missing_api_key',
   'invalid_api_key',
   'api_key_expired',
+  'insufficient_scope',
   'not_found',
   'route_not_found',
   'method_not_allowed',
@@ -34,6 +35,8 @@ export interface ErrorBody {
   code: ErrorCode;
   message: string;
   status: number;
+  /** The response's X-Request-Id, so the body alone can be quoted to support. */
+  requestId: string;
   details?: ErrorDetail[];
 }
 
@@ -57,8 +60,9 @@ export class ApiError extends Error {
     this.headers = options.headers ?? {};
   }
 
-  toBody(): ErrorBody {
-    const body: ErrorBody = { code: this.code, message: this.message, status: this.status };
+  /** The Error body, with the id of the request it answers (sent as X-Request-Id too). */
+  toBody(requestId: string): ErrorBody {
+    const body: ErrorBody = { code: this.code, message: this.message, status: this.status, requestId };
     if (this.details && this.details.length > 0) body.details = this.details;
     return body;
   }

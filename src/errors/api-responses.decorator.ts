@@ -50,6 +50,12 @@ export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
       },
     },
   },
+  403: {
+    meaning: 'The API key lacks the scope the operation needs',
+    examples: {
+      insufficient_scope: { message: 'This API key lacks the scope pets:write this operation needs.' },
+    },
+  },
   404: {
     meaning: 'The animal does not exist',
     examples: {
@@ -133,11 +139,20 @@ export const EDGE_ERRORS = [
   '405 method_not_allowed',
 ] as const;
 
+/** The request id the examples show (the response's X-Request-Id). */
+export const EXAMPLE_REQUEST_ID = '5f0c6c1e-8d7a-4f43-9a53-6a3e0c9b2d11';
+
 /** The example Error body of `code` at `status`. */
 export function exampleBody(status: number, code: ErrorCode): ErrorBody {
   const example = ERROR_RESPONSES[status].examples[code];
   if (example === undefined) throw new Error(`no example of ${code} at ${status}`);
-  return { code, message: example.message, status, ...(example.details ? { details: example.details } : {}) };
+  return {
+    code,
+    message: example.message,
+    status,
+    ...(example.details ? { details: example.details } : {}),
+    requestId: EXAMPLE_REQUEST_ID,
+  };
 }
 
 /** An error status of an operation: all its codes, or only those the operation can answer. */

@@ -22,6 +22,12 @@ export class ErrorDto {
   @ApiProperty({ type: 'integer', description: 'The HTTP status code of the response.', example: 400 })
   status: number;
 
+  @ApiProperty({
+    description: "The response's X-Request-Id: quote it to support, with or without the headers.",
+    example: '0b6a8c9e-3f5d-4d2b-9a7e-6f1c2d3e4f50',
+  })
+  requestId: string;
+
   @ApiPropertyOptional({ type: [ErrorDetailDto], description: 'Per-field problems of a 400.' })
   details?: ErrorDetailDto[];
 }

@@ -4,14 +4,15 @@ import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
 import { responseStartedOn } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
-import { REQUEST_ID_HEADER } from './request-id.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**
  * Requests Node's HTTP server refuses before any route sees them: headers over the size limit
  * (16 KiB), malformed HTTP, a client too slow to send its headers (HEADERS_TIMEOUT_MS) or its
  * request (REQUEST_TIMEOUT_MS), an Expect header Node does not know. Node would answer with a
  * bare status line; these get the Error body like every other error (docs/api.md, "Errors"), and
- * the connection is closed. Each carries a new X-Request-Id, as every other answer does.
+ * the connection is closed. Each gets a request id (X-Request-Id, and `requestId` in the body):
+ * the caller's for an Expect refusal, whose headers were read; a new one for the others.
  *
  * A CONNECT request (a proxy's tunnel, which this server is not) is answered 501
  * `not_implemented` the same way; Node would close the connection without a word.
@@ -59,17 +60,19 @@ const REASONS: Record<number, string> = {
 
 export function answerClientErrors(server: Server): void {
   // An Expect header other than 100-continue: Node would answer a bare 417 itself.
-  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = requestIdFor(req);
     const body: ErrorBody = {
       code: 'invalid_parameter',
       message: 'Expect: only 100-continue is supported.',
       status: 417,
+      requestId,
     };
     res.writeHead(417, {
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'no-store',
       Connection: 'close',
-      [REQUEST_ID_HEADER]: randomUUID(),
+      [REQUEST_ID_HEADER]: requestId,
     });
     res.end(stringifyJson(body));
   });
@@ -90,14 +93,15 @@ export function answerClientErrors(server: Server): void {
 
 /** Writes an Error answer straight on the socket, then closes it. */
 function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCode; message: string }): void {
-  const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status };
+  const requestId = randomUUID();
+  const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status, requestId };
   const text = stringifyJson(body);
   socket.end(
     `HTTP/1.1 ${answer.status} ${REASONS[answer.status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       'Cache-Control: no-store\r\n' +
       `Content-Length: ${Buffer.byteLength(text)}\r\n` +
-      `${REQUEST_ID_HEADER}: ${randomUUID()}\r\n` +
+      `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
       'Connection: close\r\n\r\n' +
       text,
   );

@@ -146,7 +146,7 @@ export function requestEdge(
     onStart();
     res.once('close', () => onFinished(req, res, performance.now() - startedAt));
     const refusal = headRefusal(req);
-    if (refusal !== undefined) return refuse(res, refusal);
+    if (refusal !== undefined) return refuse(res, refusal, id);
     req.url = literalTarget(req.url);
     const span = startRequestSpan(req.method, req.headers);
     if (span === undefined) return next();
@@ -161,8 +161,8 @@ export function requestEdge(
  * Answers a refused head with its Error body and closes the connection: the body of the request,
  * if any, is left unread, and its framing may be what was refused.
  */
-function refuse(res: Response, error: ApiError): void {
-  const text = stringifyJson(error.toBody());
+function refuse(res: Response, error: ApiError, requestId: string): void {
+  const text = stringifyJson(error.toBody(requestId));
   res.statusCode = error.status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

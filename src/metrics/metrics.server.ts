@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApiError, ErrorBody } from '../errors/api-error.js';
 import { stringifyJson } from '../json/json-codec.js';
+import { REQUEST_ID_HEADER, requestIdFor } from '../http/request-id.js';
 import { metricsConfig, type MetricsConfig } from '../config/metrics.config.js';
 import { serverConfig, type ServerConfig } from '../config/server.config.js';
 import { checkMetricsToken, digest } from './metrics-token.guard.js';
@@ -71,8 +72,13 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       const error =
         err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'The metrics could not be rendered.');
       if (!(err instanceof ApiError)) this.logger.error(err);
-      const body: ErrorBody = error.toBody();
-      res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', ...error.headers });
+      const requestId = requestIdFor(req);
+      const body: ErrorBody = error.toBody(requestId);
+      res.writeHead(error.status, {
+        'Content-Type': 'application/json; charset=utf-8',
+        [REQUEST_ID_HEADER]: requestId,
+        ...error.headers,
+      });
       res.end(stringifyJson(body));
     }
   }

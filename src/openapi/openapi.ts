@@ -4,6 +4,8 @@ import type { Request, Response } from 'express';
 import { BEARER_SCHEME } from '../auth/api-key-auth.decorator.js';
 import { PLAN_LIMITS } from '../auth/plans.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
+import { ApiError } from '../errors/api-error.js';
+import { EXAMPLE_REQUEST_ID } from '../errors/api-responses.decorator.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { PublicUrlsConfig } from '../config/public-urls.config.js';
 import { documentRateLimitHeaders, RATE_LIMIT_HEADER_DOCS } from '../rate-limit/rate-limit.openapi.js';
@@ -13,7 +15,10 @@ import { DOCS_PATH, OPENAPI_PATH } from './api-index.controller.js';
  * The operations' tags (@ApiTags on the controllers), declared with a description as linters
  * ask; the lint test fails when a controller uses a tag not declared here.
  */
-const TAGS: Record<string, string> = { pets: 'Animals offered in the store.' };
+const TAGS: Record<string, string> = {
+  pets: 'Animals offered in the store.',
+  'rate-limits': "The caller's own rate limits, read without spending them.",
+};
 
 /**
  * Who answers for the API and under which terms (info.contact, info.license). The service is
@@ -74,7 +79,7 @@ export function apiDescription(): string {
 const REQUEST_ID_DOC = {
   description:
     "The request's id: the incoming X-Request-Id when well formed (`[A-Za-z0-9._-]{1,128}`), else a new UUID. Quote it when reporting a problem.",
-  schema: { type: 'string', example: '5f0c6c1e-8d7a-4f43-9a53-6a3e0c9b2d11' },
+  schema: { type: 'string', example: EXAMPLE_REQUEST_ID },
 };
 
 /** The headers every response of a deprecated operation carries (src/deprecation/deprecation.ts). */
@@ -144,7 +149,8 @@ export function buildOpenApiDocument(app: INestApplication, config: PublicUrlsCo
         scheme: 'bearer',
         // DocumentBuilder would say JWT; these are opaque API keys (see src/auth/api-key-format.ts).
         bearerFormat: 'API key',
-        description: 'An API key of this service (`ask_…`), sent as `Authorization: Bearer <key>`.',
+        description:
+          'An API key of this service (`ask_…`), sent as `Authorization: Bearer <key>`. A key holds scopes: `pets:read` (listPets, getPet) and `pets:write` (createPet); each operation lists the scope it needs in `x-required-scopes`, and a key without it gets 403 `insufficient_scope`.',
       },
       BEARER_SCHEME,
     );
@@ -214,12 +220,12 @@ const DOCS_FILES = new Set([
 
 function onlyDocsFiles(req: Request, res: Response, next: () => void): void {
   if (DOCS_FILES.has(req.path)) return next();
-  const body = stringifyJson({
-    code: 'route_not_found',
-    message: `No route matches ${req.method} /docs${req.path}.`,
-    status: 404,
-  });
-  res.status(404).type('application/json').send(body);
+  const error = new ApiError(404, 'route_not_found', `No route matches ${req.method} /docs${req.path}.`);
+  // The edge has given every request its id before this runs.
+  res
+    .status(404)
+    .type('application/json')
+    .send(stringifyJson(error.toBody(req.id ?? '')));
 }
 
 /**

@@ -24,7 +24,6 @@ import { PetsService } from './pets.service.js';
 
 @ApiTags('pets')
 @ApiExtraModels(PetDto)
-@ApiKeyAuth()
 @ApiErrorResponses(429, 500, 503)
 @Controller('v1/pets')
 export class PetsController {
@@ -34,6 +33,7 @@ export class PetsController {
   ) {}
 
   @Get()
+  @ApiKeyAuth({ scope: 'pets:read' })
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List animals',
@@ -58,6 +58,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
+  @ApiKeyAuth({ scope: 'pets:write' })
   @ApiOperation({
     operationId: 'createPet',
     summary: 'Add an animal',
@@ -115,6 +116,7 @@ export class PetsController {
   }
 
   @Get(':petId')
+  @ApiKeyAuth({ scope: 'pets:read' })
   @Deprecated({
     deprecatedAt: GET_PET_DEPRECATED_AT,
     sunset: GET_PET_SUNSET,

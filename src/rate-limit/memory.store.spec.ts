@@ -166,3 +166,56 @@ describe('counterName', () => {
     expect(small.consume(req(T + 1000, FREE, 'key:10')).windows.map((w) => w.count)).toEqual([6, 6]);
   });
 });
+
+describe('MemoryRateLimitStore.peek', () => {
+  /** Requests of two subjects over two minutes, at small limits and a low ban threshold, so limits and bans come often. */
+  const SMALL: WindowSpec[] = [
+    { name: 'minute', ttlMs: MINUTE, limit: 3 },
+    { name: 'day', ttlMs: DAY, limit: 10 },
+  ];
+  const steps = fc.array(
+    fc.record({
+      subject: fc.constantFrom('key:1', 'ip:192.0.2.1'),
+      atMs: fc.integer({ min: 0, max: 2 * MINUTE }),
+      peek: fc.boolean(),
+    }),
+    { maxLength: 200 },
+  );
+  const at = (s: { subject: string; atMs: number }) => req(T + s.atMs, SMALL, s.subject, 2, 30_000);
+
+  it('changes nothing: consumes with peeks between them decide exactly as without (property)', () => {
+    fc.assert(
+      fc.property(steps, (list) => {
+        const sorted = [...list].sort((a, b) => a.atMs - b.atMs);
+        const plain = new MemoryRateLimitStore(new SystemClock(), 1000);
+        const peeked = new MemoryRateLimitStore(new SystemClock(), 1000);
+        for (const s of sorted) {
+          if (s.peek) peeked.peek(at(s));
+          expect(peeked.consume(at(s))).toEqual(plain.consume(at(s)));
+        }
+      }),
+    );
+  });
+
+  it('reads what the next request starts from: its counts, and its ban (property)', () => {
+    fc.assert(
+      fc.property(steps, (list) => {
+        const store = new MemoryRateLimitStore(new SystemClock(), 1000);
+        for (const s of [...list].sort((a, b) => a.atMs - b.atMs)) {
+          const read = store.peek(at(s));
+          const decided = store.consume(at(s));
+          if (decided.outcome === 'allowed') {
+            expect(read.bannedUntilMs).toBeUndefined();
+            expect(read.windows.map((w) => w.count + 1)).toEqual(decided.windows.map((w) => w.count));
+          } else {
+            expect(read.windows).toEqual(decided.windows);
+            if (read.bannedUntilMs !== undefined)
+              expect(decided).toMatchObject({ outcome: 'banned', bannedUntilMs: read.bannedUntilMs });
+            // A ban the read did not see is one this very request earned.
+            else if (decided.outcome === 'banned') expect(decided.bannedUntilMs).toBe(at(s).nowMs + 30_000);
+          }
+        }
+      }),
+    );
+  });
+});

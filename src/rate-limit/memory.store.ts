@@ -5,6 +5,7 @@ import {
   blockingWindow,
   ConsumeRequest,
   ConsumeResult,
+  PeekResult,
   windowReset,
   windowStart,
   WindowState,
@@ -64,6 +65,21 @@ export class MemoryRateLimitStore extends RateLimitStore {
 
   consume(request: ConsumeRequest): ConsumeResult {
     return this.consumeSync(request);
+  }
+
+  peek(request: ConsumeRequest): PeekResult {
+    const { nowMs, windows: specs } = request;
+    const subject = counterName(request.subject);
+    const isKey = request.subject.startsWith('key:');
+    // peek() leaves the LRUs' order alone: reading a quota is no use of the counters.
+    const entry = (isKey ? this.keys : this.addresses).peek(subject);
+    const windows = specs.map((s) => {
+      const w = entry?.windows.get(s.name);
+      const count = w && w.start === windowStart(nowMs, s.ttlMs) ? w.count : 0;
+      return { ...s, count, resetMs: windowReset(nowMs, s.ttlMs) };
+    });
+    const bannedUntil = isKey ? (entry?.bannedUntil ?? 0) : (this.bans.peek(subject) ?? 0);
+    return bannedUntil > nowMs ? { windows, bannedUntilMs: bannedUntil } : { windows };
   }
 
   consumeSync(request: ConsumeRequest): ConsumeResult {

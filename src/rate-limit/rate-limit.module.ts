@@ -5,6 +5,7 @@ import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.conf
 import { redisConfig, type RedisConfig } from '../config/redis.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { MemoryRateLimitStore } from './memory.store.js';
+import { RateLimitController } from './rate-limit.controller.js';
 import { RateLimiter, THROTTLERS } from './rate-limiter.js';
 import { RateLimitStore } from './rate-limit.store.js';
 import { RedisRateLimitStore } from './redis.store.js';
@@ -44,8 +45,10 @@ export class RateLimitStoreModule {}
 /**
  * Plan rate limits (docs/rate-limits.md). ThrottlerModule holds the two named windows and the
  * service's store as its storage; RateLimiter counts a request with them, for the admission module.
+ * GET /v1/rate_limit answers a key's own quota, read by the admission module without counting.
  */
 @Module({
+  controllers: [RateLimitController],
   imports: [
     RateLimitStoreModule,
     ThrottlerModule.forRootAsync({

@@ -104,9 +104,25 @@ end
 return {1, 0, unpack(counts)}
 `;
 
-/** The script as a command of the connection (defineCommand), with its arguments as evaluate() gives them. */
+/**
+ * A subject's counters and ban as stored, changing nothing (GET /v1/rate_limit), with the keys
+ * of RATE_LIMIT_SCRIPT: the ban's end (0: none), then each window's start and count as stored
+ * ('' and 0 for a window never counted). One round trip, in the subject's one slot.
+ */
+export const RATE_LIMIT_PEEK_SCRIPT = `
+local out = {redis.call('GET', KEYS[#KEYS]) or '0'}
+for i = 1, #KEYS - 1 do
+  local stored = redis.call('HMGET', KEYS[i], 's', 'c')
+  out[#out + 1] = stored[1] or ''
+  out[#out + 1] = stored[2] or '0'
+end
+return out
+`;
+
+/** The scripts as commands of the connection (defineCommand), with their arguments as the store gives them. */
 export interface WithRateLimitScript {
   rateLimit(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  rateLimitPeek(numberOfKeys: number, ...keys: string[]): Promise<unknown>;
 }
 
 /** Extra lifetime of every key beyond its window, so instances whose clocks differ agree. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Clock } from '../time/clock.js';
-import type { ConsumeRequest, ConsumeResult } from './rate-limit.windows.js';
+import type { ConsumeRequest, ConsumeResult, PeekResult } from './rate-limit.windows.js';
 
 type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
@@ -34,6 +34,12 @@ export abstract class RateLimitStore implements ThrottlerStorage {
    * store; the Redis store within a lease), so the hot path awaits nothing it need not.
    */
   abstract consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult>;
+
+  /**
+   * Reads the subject's windows and ban without counting anything: the counts the subject's next
+   * request (`consume` of the same request on this instance) would start from.
+   */
+  abstract peek(request: ConsumeRequest): PeekResult | Promise<PeekResult>;
 
   /** One fixed window of `ttl` ms; a blocked key stays blocked until its window resets. */
   async increment(

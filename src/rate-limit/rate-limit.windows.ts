@@ -46,6 +46,16 @@ export interface ConsumeResult {
   banStarted?: boolean;
 }
 
+/**
+ * A subject's windows and ban as read, counting nothing (GET /v1/rate_limit): each window's
+ * count as the subject's next counted request on this instance would find it.
+ */
+export interface PeekResult {
+  windows: WindowState[];
+  /** Epoch milliseconds at which the subject's ban ends, when it is banned. */
+  bannedUntilMs?: number;
+}
+
 /** Start (epoch ms) of the fixed window of length ttlMs that contains nowMs. */
 export function windowStart(nowMs: number, ttlMs: number): number {
   return nowMs - (((nowMs % ttlMs) + ttlMs) % ttlMs);

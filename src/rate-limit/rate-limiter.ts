@@ -16,9 +16,11 @@ import { requestContext } from '../request-context/request-context.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
 import { Clock } from '../time/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
+import { QuotaReads } from './quota-reads.js';
 import { RateLimitStore } from './rate-limit.store.js';
 import {
   ConsumeResult,
+  PeekResult,
   rateLimitHeaders,
   RateLimitHeaders,
   retryAfterSeconds,
@@ -84,6 +86,12 @@ export interface RateLimitDecision {
   refusal?: ApiError;
 }
 
+/** A subject's quota as read at `nowMs` without counting (GET /v1/rate_limit), with the headers that describe it. */
+export interface QuotaRead extends PeekResult {
+  nowMs: number;
+  headers: RateLimitHeaders;
+}
+
 /**
  * Counts requests against their subject in every window of ThrottlerModule's named throttlers,
  * with one call of ThrottlerModule's storage (the service's RateLimitStore: at most one Redis
@@ -93,6 +101,7 @@ export interface RateLimitDecision {
 @Injectable()
 export class RateLimiter {
   private readonly throttlers: ThrottlerOptions[];
+  private readonly reads = new QuotaReads();
 
   constructor(
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
@@ -122,6 +131,41 @@ export class RateLimiter {
       if (result.banStarted) this.metrics.rateLimitBanStarted(subject.plan);
     }
     return decision;
+  }
+
+  /**
+   * Takes one read of the subject's quota from its budget of uncounted reads (QuotaReads): the
+   * 429 when the budget is spent, else undefined. No I/O, and nothing counted in the windows.
+   */
+  admitRead(subject: RateLimitSubject): ApiError | undefined {
+    const retryAfter = this.reads.take(subject.id, this.clock.now().getTime());
+    if (retryAfter === 0) return undefined;
+    return new ApiError(
+      429,
+      'rate_limit_exceeded',
+      `Too many reads of this API key's rate limits this minute (at most ${this.reads.perMinute}); retry after ${retryAfter} seconds.`,
+      { headers: { 'Retry-After': String(retryAfter) } },
+    );
+  }
+
+  /**
+   * The subject's windows and ban as its next counted request would find them, counting
+   * nothing, and the rate-limit headers that describe them (X-RateLimit-Remaining is what is
+   * left before that request).
+   */
+  async read(context: ExecutionContext, subject: RateLimitSubject): Promise<QuotaRead> {
+    const windows = await this.windows(context);
+    const nowMs = this.clock.now().getTime();
+    const peeked = await this.store.peek({
+      subject: subject.id,
+      nowMs,
+      windows,
+      banThreshold: this.config.rateLimitBanThreshold,
+      banMs: this.config.rateLimitBanSeconds * 1000,
+    });
+    const banned = peeked.bannedUntilMs !== undefined;
+    const headers = rateLimitHeaders({ outcome: banned ? 'banned' : 'allowed', ...peeked }, nowMs);
+    return { ...peeked, nowMs, headers };
   }
 
   /** The request's windows from the named throttlers (their ttl and limit may be functions of the request). */

@@ -54,16 +54,23 @@ export class Leases {
    */
   spend(request: ConsumeRequest): ConsumeResult | undefined {
     const lease = this.held.peek(request.subject);
-    if (
-      lease !== undefined &&
-      lease.used < lease.granted &&
-      request.nowMs < lease.grantedAtMs + LEASE_MS &&
-      sameWindows(lease, request)
-    ) {
+    if (lease !== undefined && spendable(lease, request)) {
       lease.used += 1;
       return leased(request, lease);
     }
     return undefined;
+  }
+
+  /**
+   * What the subject's next request would start from here, without spending anything: per
+   * window, the count a lease it would spend from reports (`leased`), or else what it would give
+   * back to Redis of an ended lease first (`refunds`, zeros when none is held).
+   */
+  pending(request: ConsumeRequest): { leased: number[] } | { refunds: number[] } {
+    const lease = this.held.peek(request.subject);
+    if (lease === undefined) return { refunds: request.windows.map(() => 0) };
+    if (spendable(lease, request)) return { leased: lease.base.map((b) => b + lease.used) };
+    return { refunds: unspent(lease, request) };
   }
 
   /** The subject's lease, spent or not. */
@@ -114,6 +121,11 @@ export class Leases {
   clear(): void {
     this.held.clear();
   }
+}
+
+/** Whether the request can be counted on this lease: counts left, not ended, taken in its windows. */
+function spendable(lease: Lease, request: ConsumeRequest): boolean {
+  return lease.used < lease.granted && request.nowMs < lease.grantedAtMs + LEASE_MS && sameWindows(lease, request);
 }
 
 /** Whether a lease was taken in the request's current windows, at their current limits. */

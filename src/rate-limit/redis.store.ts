@@ -5,8 +5,14 @@ import { inClientSpan } from '../tracing/tracing.js';
 import type { Clock } from '../time/clock.js';
 import type { MemoryRateLimitStore } from './memory.store.js';
 import { RateLimitStore } from './rate-limit.store.js';
-import { ConsumeRequest, ConsumeResult, Outcome, windowReset } from './rate-limit.windows.js';
-import { RATE_LIMIT_SCRIPT, rateLimitArgs, rateLimitKeys, type WithRateLimitScript } from './rate-limit.script.js';
+import { ConsumeRequest, ConsumeResult, Outcome, PeekResult, windowReset, windowStart } from './rate-limit.windows.js';
+import {
+  RATE_LIMIT_PEEK_SCRIPT,
+  RATE_LIMIT_SCRIPT,
+  rateLimitArgs,
+  rateLimitKeys,
+  type WithRateLimitScript,
+} from './rate-limit.script.js';
 import { leaseAsk, leased, Leases, type Lease } from './redis-leases.js';
 
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
@@ -75,6 +81,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     // EVALSHA, and EVAL on a connection (a cluster's node, a new master) that has not run it yet:
     // ioredis keeps track per socket, so a node that restarted or was promoted gets it again.
     this.redis.defineCommand('rateLimit', { lua: RATE_LIMIT_SCRIPT });
+    this.redis.defineCommand('rateLimitPeek', { lua: RATE_LIMIT_PEEK_SCRIPT });
   }
 
   /**
@@ -124,6 +131,50 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
 
   consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult> {
     return this.leases.spend(request) ?? this.decide(request, this.leases.peek(request.subject));
+  }
+
+  /**
+   * The subject's windows as its next request here would find them, counting nothing: from the
+   * lease it would spend from (no round trip), else Redis's counters less what this instance
+   * would first give back of its ended lease. While Redis cannot answer, the fallback's.
+   */
+  async peek(request: ConsumeRequest): Promise<PeekResult> {
+    const pending = this.leases.pending(request);
+    if ('leased' in pending) {
+      return {
+        windows: request.windows.map((w, i) => ({
+          ...w,
+          count: pending.leased[i],
+          resetMs: windowReset(request.nowMs, w.ttlMs),
+        })),
+      };
+    }
+    if (this.redis.status !== 'ready' || Date.now() < this.skipUntil) return this.fallback.peek(request);
+    let reply: unknown;
+    try {
+      const keys = this.keysOf(request);
+      reply = await inClientSpan(
+        'EVALSHA',
+        { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit peek script' },
+        () => (this.redis as RedisConnection & WithRateLimitScript).rateLimitPeek(keys.length, ...keys),
+      );
+    } catch (err) {
+      this.skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS;
+      this.markDown(err);
+      return this.fallback.peek(request);
+    }
+    const values = (reply as (string | number)[]).map(String);
+    const bannedUntil = Number(values[0]);
+    const windows = request.windows.map((w, i) => {
+      const current = values[1 + 2 * i] === String(windowStart(request.nowMs, w.ttlMs));
+      const stored = current ? Number(values[2 + 2 * i]) : 0;
+      return {
+        ...w,
+        count: Math.max(0, stored - pending.refunds[i]),
+        resetMs: windowReset(request.nowMs, w.ttlMs),
+      };
+    });
+    return bannedUntil > request.nowMs ? { windows, bannedUntilMs: bannedUntil } : { windows };
   }
 
   /**

@@ -10,6 +10,8 @@ export type Pet = components['schemas']['Pet'];
 export type NewPet = components['schemas']['NewPet'];
 export type PetStatus = components['schemas']['PetStatus'];
 export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>;
+/** The API key's plan, windows (`minute`, `day`: limit, remaining, reset in Unix seconds) and ban. */
+export type RateLimit = components['schemas']['RateLimit'];
 
 /** One page of listPets, and the query of the next one (from `Link: rel="next"`). */
 export interface PetsPage {
@@ -72,11 +74,12 @@ type Attempt = (signal: AbortSignal | undefined) => Promise<{ data?: unknown; er
  *   connection errors too. Every wait is abortable with the call's signal.
  * - createPet sends an Idempotency-Key, made once per call and reused on every attempt, so a
  *   retried create never stores the animal twice.
- * - Errors are AnimalStoreError: code, status, message, details, request id, rate-limit state.
+ * - Errors are AnimalStoreError: code, status, message, details, request id, rate-limit state;
+ *   a key without the scope an operation needs gets an InsufficientScopeError.
  */
 export class AnimalStoreClient {
-  /** The rate-limit state of the last answer. */
-  rateLimit: RateLimitState | undefined;
+  /** The rate-limit state the headers of the last answer described. */
+  lastRateLimit: RateLimitState | undefined;
 
   private readonly api: Client<paths>;
   private readonly retry: Required<RetryOptions>;
@@ -112,6 +115,18 @@ export class AnimalStoreClient {
       next: nextPageQuery(response.headers.get('link')),
       rateLimit: rateLimitOf(response.headers),
     };
+  }
+
+  /**
+   * The API key's plan, each window's limit, remaining requests and reset, and a ban if any
+   * (getRateLimit), read without spending a request: the service does not count it against the
+   * key's limits. Any valid key may read it.
+   */
+  async rateLimit(options: CallOptions = {}): Promise<RateLimit> {
+    const { data } = await this.call(options.signal, true, (signal) =>
+      this.api.GET('/rate_limit', { parseAs: 'text', signal }),
+    );
+    return JSON.parse(data) as RateLimit;
   }
 
   /** Every page of listPets, following `Link: rel="next"` until the last. */
@@ -197,7 +212,7 @@ export class AnimalStoreClient {
         continue;
       }
       const { response } = result;
-      this.rateLimit = rateLimitOf(response.headers) ?? this.rateLimit;
+      this.lastRateLimit = rateLimitOf(response.headers) ?? this.lastRateLimit;
       if (response.ok) return { data: result.data as string, response };
       const error = errorOf(response, result.error);
       failures += 1;

@@ -20,12 +20,12 @@ export interface RateLimitState {
 
 /**
  * An error answer of the service: its Error body (`code`, `message`, `status`, `details`),
- * the request id to quote to support (X-Request-Id) and the rate-limit state of the answer.
- * An answer that is not the service's Error body (a proxy's 502 page) gets the code
- * `unexpected_response`.
+ * the request id to quote to support (the body's `requestId`, which is the X-Request-Id) and
+ * the rate-limit state of the answer. An answer that is not the service's Error body (a
+ * proxy's 502 page) gets the code `unexpected_response`.
  */
 export class AnimalStoreError extends Error {
-  override readonly name = 'AnimalStoreError';
+  override readonly name: string = 'AnimalStoreError';
   readonly code: ErrorCode | 'unexpected_response';
   readonly status: number;
   readonly details: ErrorDetail[];
@@ -47,6 +47,28 @@ export class AnimalStoreError extends Error {
     this.requestId = init.requestId;
     this.rateLimit = init.rateLimit;
   }
+}
+
+/**
+ * A 403 `insufficient_scope`: the API key lacks the scope the operation needs (`pets:read` to
+ * list and get, `pets:write` to create). `requiredScope` names it, from the response's
+ * `WWW-Authenticate` challenge. Never retried: a new key, or new scopes for this one, is needed.
+ */
+export class InsufficientScopeError extends AnimalStoreError {
+  override readonly name: string = 'InsufficientScopeError';
+  declare readonly code: 'insufficient_scope';
+  /** The scope the operation needs, when the challenge named it. */
+  readonly requiredScope: string | undefined;
+
+  constructor(init: ConstructorParameters<typeof AnimalStoreError>[0] & { requiredScope?: string }) {
+    super({ ...init, code: 'insufficient_scope' });
+    this.requiredScope = init.requiredScope;
+  }
+}
+
+/** The `scope` of an RFC 6750 challenge: `Bearer realm="…", error="insufficient_scope", scope="pets:write"`. */
+export function challengedScope(header: string | null): string | undefined {
+  return /(?:^|[\s,])scope="([^"\\]*)"/.exec(header ?? '')?.[1];
 }
 
 /** Reads the rate-limit headers of a response; undefined when it has none (outside /v1). */
@@ -80,18 +102,26 @@ function wholeNumber(text: string | null): number | undefined {
 
 /** The error for a non-2xx answer, from its (already parsed) body and headers. */
 export function errorOf(response: Response, body: unknown): AnimalStoreError {
-  const requestId = response.headers.get('x-request-id') ?? undefined;
+  const header = response.headers.get('x-request-id') ?? undefined;
   const rateLimit = rateLimitOf(response.headers);
   if (isErrorBody(body)) {
-    return new AnimalStoreError({
+    const init = {
       code: body.code,
       status: response.status,
       message: body.message,
       details: body.details,
-      requestId,
+      requestId: typeof body.requestId === 'string' ? body.requestId : header,
       rateLimit,
-    });
+    };
+    if (body.code === 'insufficient_scope') {
+      return new InsufficientScopeError({
+        ...init,
+        requiredScope: challengedScope(response.headers.get('www-authenticate')),
+      });
+    }
+    return new AnimalStoreError(init);
   }
+  const requestId = header;
   return new AnimalStoreError({
     code: 'unexpected_response',
     status: response.status,

@@ -9,8 +9,9 @@ export type {
   Pet,
   PetStatus,
   PetsPage,
+  RateLimit,
 } from './client.js';
-export { AnimalStoreError } from './errors.js';
+export { AnimalStoreError, InsufficientScopeError } from './errors.js';
 export type { ErrorCode, ErrorDetail, RateLimitState } from './errors.js';
 export type { RetryOptions } from './retry.js';
 export type { components, operations, paths } from './generated/schema.js';

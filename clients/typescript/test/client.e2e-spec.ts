@@ -70,7 +70,7 @@ describe('TypeScript client against the real service', () => {
     expect(typeof pet.id).toBe('bigint');
     expect(pet).toEqual({ id: pet.id, name: 'Int64', categoryId: INT64_MAX, status: 'available' });
     expect(await c.getPet(pet.id)).toEqual(pet);
-    expect(c.rateLimit).toEqual(
+    expect(c.lastRateLimit).toEqual(
       expect.objectContaining({ limit: expect.any(Number), remaining: expect.any(Number), window: expect.any(String) }),
     );
   });
@@ -179,7 +179,7 @@ describe('TypeScript client against the real service', () => {
       },
     });
     for (let i = 0; i < 60; i++) await c.listPets({ limit: 1 });
-    expect(c.rateLimit).toMatchObject({ limit: 60, remaining: 0, window: 'minute' });
+    expect(c.lastRateLimit).toMatchObject({ limit: 60, remaining: 0, window: 'minute' });
     const page = await c.listPets({ limit: 1 });
     expect(delays).toEqual([50_000]); // the 61st was refused until 12:01:00
     expect(page.rateLimit).toMatchObject({ limit: 60, remaining: 59 });

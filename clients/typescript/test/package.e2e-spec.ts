@@ -130,6 +130,9 @@ interface Report {
   fetched: ShownPet;
   pages: string[][];
   missing: { error: string; code: string; status: number } | undefined;
+  quota: { plan: string; minuteLimit: number; remaining: number[]; banned: unknown };
+  readable: number;
+  refused: Record<string, unknown> | undefined;
 }
 interface ShownPet {
   id: string;
@@ -140,7 +143,14 @@ interface ShownPet {
 }
 
 /** A TypeScript user's code: type-checked, never run. Each @ts-expect-error fails if the types are missing (any). */
-const TYPED_CONSUMER = `import { AnimalStoreClient, AnimalStoreError, type Pet, type PetsPage } from '@animal-store/client';
+const TYPED_CONSUMER = `import {
+  AnimalStoreClient,
+  AnimalStoreError,
+  InsufficientScopeError,
+  type Pet,
+  type PetsPage,
+  type RateLimit,
+} from '@animal-store/client';
 
 const store = new AnimalStoreClient({ baseUrl: 'https://api.example.com/v1', apiKey: 'ask2_example' });
 
@@ -153,7 +163,11 @@ export async function typedUse(): Promise<string[]> {
   await store.createPet({ name: 'Typed', categoryId: 7 });
   // @ts-expect-error createPet takes a NewPet: a name is required
   await store.createPet({ categoryId: 7n });
-  const names: string[] = [asString];
+  const quota: RateLimit = await store.rateLimit();
+  const left: number = quota.limits.day.remaining;
+  // @ts-expect-error the windows are minute and day
+  const hour = quota.limits.hour;
+  const names: string[] = [asString, String(left), String(hour)];
   for await (const page of store.pages({ limit: 2 })) {
     const typedPage: PetsPage = page;
     names.push(...typedPage.pets.map((p) => p.name));
@@ -161,6 +175,7 @@ export async function typedUse(): Promise<string[]> {
   try {
     await store.getPet(id);
   } catch (err) {
+    if (err instanceof InsufficientScopeError) return [err.requiredScope ?? '', err.requestId ?? ''];
     if (err instanceof AnimalStoreError && err.code === 'not_found') return [];
     // @ts-expect-error code is the service's error codes: no such code
     if (err instanceof AnimalStoreError && err.code === 'no_such_code') return [];
@@ -193,6 +208,7 @@ describe('the client as a package (npm pack, installed in a project of its own)'
   let app: NestExpressApplication;
   let baseUrl: string;
   let key: string;
+  let readOnlyKey: string;
   /** The temporary directory: the tarball (packs/) and the user's project (user/). */
   let project: string;
   let userDir: string;
@@ -227,6 +243,7 @@ describe('the client as a package (npm pack, installed in a project of its own)'
     await app.listen(0, '127.0.0.1');
     baseUrl = `${await app.getUrl()}/v1`;
     key = await issueApiKey(app);
+    readOnlyKey = await issueApiKey(app, { name: 'read-only consumer', scopes: ['pets:read'] });
   }, 300_000);
 
   afterAll(async () => {
@@ -241,7 +258,7 @@ describe('the client as a package (npm pack, installed in a project of its own)'
     const [command, ...args] = node;
     const stdout = await succeed(command, [...args, 'consumer.mjs'], {
       cwd: userDir,
-      env: shellEnv({ ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_KEY: key }),
+      env: shellEnv({ ANIMAL_STORE_URL: baseUrl, ANIMAL_STORE_KEY: key, ANIMAL_STORE_READ_ONLY_KEY: readOnlyKey }),
       timeoutMs: 120_000,
     });
     process.stdout.write(`consumer.mjs: ${stdout}`);
@@ -268,6 +285,23 @@ describe('the client as a package (npm pack, installed in a project of its own)'
     expect(listed).toEqual([...listed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     expect(listed).toEqual(expect.arrayContaining(report.created.map((p) => BigInt(p.id))));
     expect(report.missing).toEqual({ error: 'AnimalStoreError', code: 'not_found', status: 404 });
+    // rateLimit() reads the quota without spending it: the second read finds what the first did.
+    expect(report.quota).toEqual({
+      plan: 'enterprise',
+      minuteLimit: 1_000_000_000,
+      remaining: [expect.any(Number), report.quota.remaining[0]],
+      banned: null,
+    });
+    expect(report.quota.remaining[0]).toBeLessThan(1_000_000_000);
+    expect(report.readable).toBe(1);
+    expect(report.refused).toEqual({
+      error: 'InsufficientScopeError',
+      isAnimalStoreError: true,
+      code: 'insufficient_scope',
+      status: 403,
+      requiredScope: 'pets:write',
+      requestId: true,
+    });
   }
 
   it('works from plain JavaScript (ESM) on this Node (process.execPath)', async () => {

@@ -50,6 +50,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rate_limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the API key's rate limits
+         * @description The API key's plan, each window's limit, remaining requests and reset, and a ban if any, without spending a request: this operation is not counted against the key's limits. It has a budget of its own instead, 120 reads a minute per key and instance (429 beyond). Any valid key may read its own quota; no scope is needed.
+         */
+        get: operations["getRateLimit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -66,7 +86,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "request_timeout" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "not_implemented" | "internal_error";
+            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "insufficient_scope" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "request_timeout" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "not_implemented" | "internal_error";
             /**
              * @description Human-readable description.
              * @example name must be a string
@@ -77,6 +97,11 @@ export interface components {
              * @example 400
              */
             status: number;
+            /**
+             * @description The response's X-Request-Id: quote it to support, with or without the headers.
+             * @example 0b6a8c9e-3f5d-4d2b-9a7e-6f1c2d3e4f50
+             */
+            requestId: string;
             /** @description Per-field problems of a 400. */
             details?: components["schemas"]["ErrorDetail"][];
         };
@@ -110,6 +135,47 @@ export interface components {
              */
             categoryId: bigint;
             status?: components["schemas"]["PetStatus"] & unknown;
+        };
+        /**
+         * @description The plan of the API key.
+         * @enum {string}
+         */
+        Plan: "free" | "pro" | "business" | "enterprise";
+        /** @description One rate-limit window of the API key. */
+        RateLimitWindow: {
+            /**
+             * @description Requests allowed in the window.
+             * @example 300
+             */
+            limit: number;
+            /**
+             * @description Requests left in the current window: the next counted request spends one, and its X-RateLimit-Remaining (when it describes this window) is this minus one.
+             * @example 297
+             */
+            remaining: number;
+            /**
+             * @description Unix time (seconds) at which the current window resets, as in X-RateLimit-Reset.
+             * @example 1795867260
+             */
+            reset: number;
+        };
+        /** @description The windows of the API key: a UTC minute and a UTC day. */
+        RateLimitWindows: {
+            minute: components["schemas"]["RateLimitWindow"];
+            day: components["schemas"]["RateLimitWindow"];
+        };
+        /** @description A temporary ban of the API key (too many requests while limited). */
+        RateLimitBan: {
+            /**
+             * @description Unix time (seconds) at which the ban ends and requests can succeed again.
+             * @example 1795867320
+             */
+            until: number;
+        };
+        RateLimit: {
+            plan: components["schemas"]["Plan"] & unknown;
+            limits: components["schemas"]["RateLimitWindows"];
+            banned: components["schemas"]["RateLimitBan"] & (Record<string, never> | null);
         };
         Pets: components["schemas"]["Pet"][];
     };
@@ -195,6 +261,23 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key lacks the scope `pets:read` this operation needs (`insufficient_scope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The RFC 6750 challenge naming the scope needed. */
                     "WWW-Authenticate"?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -312,6 +395,23 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key lacks the scope `pets:write` this operation needs (`insufficient_scope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The RFC 6750 challenge naming the scope needed. */
                     "WWW-Authenticate"?: string;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -504,6 +604,26 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The API key lacks the scope `pets:read` this operation needs (`insufficient_scope`). */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["SuccessorLink"];
+                    /** @description The RFC 6750 challenge naming the scope needed. */
+                    "WWW-Authenticate"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The animal does not exist (`not_found`). */
             404: {
                 headers: {
@@ -584,6 +704,112 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["SuccessorLink"];
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRateLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API key's rate limits. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimit"];
+                };
+            };
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit, or the key is banned for calling while limited; wait Retry-After seconds (`rate_limit_exceeded`, `api_key_temporarily_banned`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["RateLimitRetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (logged by the service with the X-Request-Id) (`internal_error`). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached, or too many unknown API keys are being checked; wait Retry-After seconds (`service_unavailable`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
                     /** @description Whole seconds to wait before retrying. */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

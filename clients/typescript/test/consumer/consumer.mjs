@@ -2,8 +2,9 @@
 // project of its own. package.e2e-spec.ts copies it there and runs it on Node 20 and Node 24
 // against the running service; it prints one line of JSON (bigints as strings) for the test.
 //
-//     ANIMAL_STORE_URL=http://127.0.0.1:3000/v1 ANIMAL_STORE_KEY=ask2_… node consumer.mjs
-import { AnimalStoreClient, AnimalStoreError } from '@animal-store/client';
+//     ANIMAL_STORE_URL=http://127.0.0.1:3000/v1 ANIMAL_STORE_KEY=ask2_… \
+//     ANIMAL_STORE_READ_ONLY_KEY=ask2_… node consumer.mjs
+import { AnimalStoreClient, AnimalStoreError, InsufficientScopeError } from '@animal-store/client';
 
 const store = new AnimalStoreClient({
   baseUrl: process.env.ANIMAL_STORE_URL,
@@ -29,6 +30,36 @@ try {
   missing = { error: err.name, code: err.code, status: err.status };
 }
 
+// The key's quota, read twice without spending it.
+const quotas = [await store.rateLimit(), await store.rateLimit()];
+const quota = {
+  plan: quotas[0].plan,
+  minuteLimit: quotas[0].limits.minute.limit,
+  remaining: quotas.map((q) => q.limits.minute.remaining),
+  banned: quotas[0].banned,
+};
+
+// A key that may only read: its create is refused with the typed error.
+const reader = new AnimalStoreClient({
+  baseUrl: process.env.ANIMAL_STORE_URL,
+  apiKey: process.env.ANIMAL_STORE_READ_ONLY_KEY,
+});
+const readable = (await reader.listPets({ limit: 1 })).pets.length;
+let refused;
+try {
+  await reader.createPet({ name: 'Not allowed', categoryId });
+} catch (err) {
+  if (!(err instanceof InsufficientScopeError)) throw err;
+  refused = {
+    error: err.name,
+    isAnimalStoreError: err instanceof AnimalStoreError,
+    code: err.code,
+    status: err.status,
+    requiredScope: err.requiredScope,
+    requestId: typeof err.requestId === 'string' && err.requestId.length > 0,
+  };
+}
+
 const show = (pet) => ({
   id: String(pet.id),
   idType: typeof pet.id,
@@ -37,5 +68,14 @@ const show = (pet) => ({
   categoryIdType: typeof pet.categoryId,
 });
 console.log(
-  JSON.stringify({ node: process.version, created: created.map(show), fetched: show(fetched), pages, missing }),
+  JSON.stringify({
+    node: process.version,
+    created: created.map(show),
+    fetched: show(fetched),
+    pages,
+    missing,
+    quota,
+    readable,
+    refused,
+  }),
 );
