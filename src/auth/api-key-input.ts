@@ -55,3 +55,60 @@ export function checkName(name: string): string {
   if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ApiKeyInputError('name must not contain control characters');
   return trimmed;
 }
+
+/** The longest a key may be set to live from now: ten years (the key tool's longest duration). */
+export const MAX_EXPIRY_MS = 3650 * 86_400_000;
+
+/**
+ * A change an operator asks of a key, from either door (the key tool, the admin API). Absent
+ * fields stay as they are; `expiresAt` null removes the expiry. One more field (such as the key's
+ * scopes) is one more member here and one more check in checkKeyChange.
+ */
+export interface KeyChange {
+  name?: string;
+  plan?: string;
+  perMinute?: number;
+  perDay?: number;
+  expiresAt?: Date | null;
+}
+
+/** What a checked change sets. */
+export interface CheckedKeyChange {
+  name?: string;
+  plan?: Plan;
+  perMinute?: number | null;
+  perDay?: number | null;
+  expiresAt?: Date | null;
+}
+
+/**
+ * Checks a change against the key as it stands (`current`: its plan and stored limits) at `now`.
+ * A plan and its limits are checked together as checkPlan does: an enterprise key given only a
+ * new perDay keeps its perMinute; moving to enterprise needs both; another plan takes none.
+ */
+export function checkKeyChange(
+  change: KeyChange,
+  current: { plan: Plan; perMinute: number | null; perDay: number | null },
+  now: Date,
+): CheckedKeyChange {
+  const checked: CheckedKeyChange = {};
+  if (change.name !== undefined) checked.name = checkName(change.name);
+  if (change.plan !== undefined || change.perMinute !== undefined || change.perDay !== undefined) {
+    const plan = change.plan ?? current.plan;
+    const keeps = plan === 'enterprise' && current.plan === 'enterprise';
+    const perMinute = change.perMinute ?? (keeps ? (current.perMinute ?? undefined) : undefined);
+    const perDay = change.perDay ?? (keeps ? (current.perDay ?? undefined) : undefined);
+    Object.assign(checked, checkPlan(plan, perMinute, perDay));
+  }
+  if (change.expiresAt !== undefined) checked.expiresAt = checkExpiry(change.expiresAt, now);
+  return checked;
+}
+
+/** An expiry an operator sets: null (none), or an instant after now and at most ten years ahead. */
+export function checkExpiry(expiresAt: Date | null, now: Date): Date | null {
+  if (expiresAt === null) return null;
+  const left = expiresAt.getTime() - now.getTime();
+  if (!(left > 0)) throw new ApiKeyInputError('expiresAt must be in the future; revoke a key to stop it now');
+  if (left > MAX_EXPIRY_MS) throw new ApiKeyInputError('expiresAt must be at most 3650 days from now');
+  return expiresAt;
+}
