@@ -1,4 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import pg from 'pg';
 import request from 'supertest';
 import { AdminServer } from '../src/admin/admin.server.js';
 import { AdminTokensService } from '../src/auth/admin-tokens.service.js';
@@ -8,6 +9,7 @@ import { MetricsService } from '../src/metrics/metrics.service.js';
 import { startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
+import { migratePostgres } from '../src/database/pg-database.js';
 import { expectErrorBody } from './support/error-body.js';
 import { sample } from './support/metrics-text.js';
 import { waitFor } from './support/wait-for.js';
@@ -396,5 +398,73 @@ describeIfPostgres('the admin API with two instances on one database', () => {
       ['key.updated', 'ops'],
       ['key.created', 'ops'],
     ]);
+  });
+});
+
+describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', () => {
+  let db: TestDatabase;
+  const role = `audit_app_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+
+  async function asOwner<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres', { migrate: false });
+    // The API's role as deploy/postgres/10-app-role.sh makes it: rows of every table the owner
+    // creates, through default privileges, granted before the migrations run.
+    await asOwner(async (c) => {
+      await c.query(`CREATE ROLE "${role}" NOLOGIN`);
+      await c.query(
+        `ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "${role}"`,
+      );
+      await c.query(`ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO "${role}"`);
+    });
+    await migratePostgres(db.config().database, () => {});
+  });
+
+  afterAll(async () => {
+    await db?.drop();
+    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    await c.query(`DROP ROLE IF EXISTS "${role}"`);
+    await c.end();
+  });
+
+  it('lets the role read and append audit_log, never update, delete or truncate it', async () => {
+    const privileges = await asOwner(async (c) => {
+      const { rows } = await c.query<{ t: string; p: string; ok: boolean }>(
+        `SELECT t, p, has_table_privilege($1, t, p) AS ok
+           FROM unnest(ARRAY['audit_log', 'api_keys']) AS t, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p`,
+        [role],
+      );
+      return Object.fromEntries(rows.map((r) => [`${r.t} ${r.p}`, r.ok]));
+    });
+    expect(privileges).toEqual({
+      'audit_log SELECT': true,
+      'audit_log INSERT': true,
+      'audit_log UPDATE': false,
+      'audit_log DELETE': false,
+      'audit_log TRUNCATE': false,
+      'api_keys SELECT': true,
+      'api_keys INSERT': true,
+      'api_keys UPDATE': true,
+      'api_keys DELETE': true,
+      'api_keys TRUNCATE': false,
+    });
+    // As the role itself: appending works, rewriting is refused.
+    await asOwner(async (c) => {
+      await c.query('BEGIN');
+      await c.query(`SET LOCAL ROLE "${role}"`);
+      await c.query(`INSERT INTO "audit_log" ("actor", "action", "changes") VALUES ('test', 'key.created', '{}')`);
+      await expect(c.query(`UPDATE "audit_log" SET "actor" = 'x'`)).rejects.toThrow(/permission denied/);
+      await c.query('ROLLBACK');
+    });
   });
 });
