@@ -48,7 +48,7 @@ interface Entry {
   at: string;
   actor: string;
   action: string;
-  keyId?: number;
+  keyId?: number | bigint;
   changes: Record<string, { before: unknown; after: unknown }>;
 }
 
@@ -321,6 +321,18 @@ describeEachDatabase('the admin API on %s', (kind) => {
       '/admin/v1/keys/{id}/revoke',
       '/admin/v1/keys/{id}/roll',
     ]);
+  });
+
+  it('writes and reads int64 ids exactly, beyond 2^53', async () => {
+    await app.get(PrismaService).$executeRawUnsafe(`ALTER SEQUENCE "api_keys_id_seq" RESTART WITH 9007199254740993`);
+    const res = await admin().post('/admin/v1/keys').set(auth()).send({ name: 'Big id', plan: 'free' });
+    expect(res.status).toBe(201);
+    expect(res.text).toContain('"id":9007199254740993');
+    const shown = await admin().get('/admin/v1/keys/9007199254740993').set(auth());
+    expect(exact<Key>(shown).id).toBe(9007199254740993n);
+    await admin().patch('/admin/v1/keys/9007199254740993').set(auth()).send({ name: 'Big id, renamed' });
+    const [entry] = exact<Entry[]>(await admin().get('/admin/v1/audit?limit=1').set(auth()));
+    expect(entry).toMatchObject({ action: 'key.updated', keyId: 9007199254740993n });
   });
 
   it('counts admin calls in admin_requests_total, apart from the public requests', async () => {
