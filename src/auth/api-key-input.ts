@@ -3,7 +3,8 @@ import { MAX_CUSTOM_LIMIT } from './plans.js';
 
 /**
  * The checks on what a key is issued with: its name, its plan and an enterprise key's own
- * limits. The key tool runs them on its arguments, ApiKeysService on what it stores.
+ * limits. The key tool runs them on its arguments, ApiKeysService on what it stores, whichever
+ * door (the key tool, the admin API) asked; the messages name both spellings of a field.
  */
 
 /** A plan, name or limit that a key cannot have (the tool reports it as a usage error). */
@@ -23,24 +24,24 @@ export function checkPlan(
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined) {
       throw new ApiKeyInputError(
-        `the ${plan} plan has fixed limits; --per-minute and --per-day are for enterprise only`,
+        `the ${plan} plan has fixed limits; perMinute and perDay (--per-minute, --per-day) are for enterprise only`,
       );
     }
     return { plan: plan as Plan, perMinute: null, perDay: null };
   }
   if (perMinute === undefined || perDay === undefined) {
-    throw new ApiKeyInputError('the enterprise plan needs both --per-minute and --per-day');
+    throw new ApiKeyInputError('the enterprise plan needs both perMinute and perDay (--per-minute, --per-day)');
   }
   for (const [flag, n] of [
-    ['--per-minute', perMinute],
-    ['--per-day', perDay],
+    ['perMinute (--per-minute)', perMinute],
+    ['perDay (--per-day)', perDay],
   ] as const) {
     if (!Number.isInteger(n) || n < 1 || n > MAX_CUSTOM_LIMIT) {
       throw new ApiKeyInputError(`${flag} must be a whole number from 1 to ${MAX_CUSTOM_LIMIT}, got ${n}`);
     }
   }
   if (perMinute > perDay) {
-    throw new ApiKeyInputError(`--per-minute (${perMinute}) cannot exceed --per-day (${perDay})`);
+    throw new ApiKeyInputError(`perMinute (${perMinute}) cannot exceed perDay (${perDay})`);
   }
   return { plan: 'enterprise', perMinute, perDay };
 }
