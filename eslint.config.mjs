@@ -34,6 +34,7 @@ const FEATURES = {
   health: ['auth', 'metrics'],
   metrics: ['auth'],
   openapi: ['auth', 'rate-limit'],
+  admin: ['auth', 'metrics', 'openapi'],
   cli: ['auth'],
 };
 const SHELL = ['**/app.module*', '**/app.factory*', '**/main*'];

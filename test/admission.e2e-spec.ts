@@ -1,5 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { generateApiKey } from '../src/auth/api-key-format.js';
+import { AuditLogRepository } from '../src/auth/audit-log.repository.js';
 import { ApiKeysRepository } from '../src/auth/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../src/auth/api-keys.service.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../src/config/api-keys.config.js';
@@ -38,10 +39,11 @@ async function issue(
   // Version 1 keys are what a service without API_KEY_CHECKSUM_SECRET issues.
   const keys = new ApiKeysService(
     app.get(ApiKeysRepository),
+    app.get(AuditLogRepository),
     { ...config, apiKeyChecksumSecret: format === 2 ? SECRET : undefined },
     clock,
   );
-  const { key } = await keys.create({ name: 'admission test', plan: 'business', ...input });
+  const { key } = await keys.create({ name: 'admission test', plan: 'business', ...input }, 'test');
   return key;
 }
 
@@ -241,7 +243,7 @@ describe.each(BACKENDS)('admission on %s', (backend) => {
       for (const i of [a, b]) expect((await fetch(i.url, from(NAT, old))).status).toBe(200);
       const keys = a.app.get(ApiKeysService);
       const [row] = (await keys.list()).slice(-1);
-      const rolled = await keys.roll(row.id, 3_600_000);
+      const rolled = await keys.roll(row.id, 3_600_000, 'test');
       expect(rolled?.key).toMatch(/^ask2_/);
       for (const i of [a, b]) {
         expect((await fetch(i.url, from(NAT, rolled!.key))).status).toBe(200);

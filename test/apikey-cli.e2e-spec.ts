@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { USAGE } from '../src/cli/apikey.args.js';
 import { buildService, RunningService, startService } from './support/built-service.js';
 import { waitFor } from './support/wait-for.js';
@@ -304,6 +305,114 @@ describe('the apikey tool on bad arguments', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^apikey: .+\n\nUsage: npm run apikey -- <command>/);
     expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
+describeIfPostgres('the apikey tool: admin tokens, changes and the audit log (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  const actor = `cli:${userInfo().username}`;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    env = { ...db.env, API_KEY_CHECKSUM_SECRET: CHECKSUM_SECRET };
+  });
+
+  afterAll(async () => db?.drop());
+
+  async function audit(): Promise<{ actor: string; action: string; key_id: string | null; changes: unknown }[]> {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        'SELECT "actor", "action", "key_id"::text, "changes" FROM "audit_log" ORDER BY "id"',
+      );
+      return rows as { actor: string; action: string; key_id: string | null; changes: unknown }[];
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('issues an admin token once, lists it without the token, revokes it, and records both', async () => {
+    const created = await json<{ id: number; name: string; prefix: string; token: string }>(
+      ['admin', 'create', '--name', 'ops team'],
+      env,
+    );
+    expect(created).toMatchObject({ id: expect.any(Number), name: 'ops team', revokedAt: null });
+    expect(created.token).toMatch(/^asadm_[0-9A-Za-z]{49}$/);
+    expect(created.prefix).toBe(created.token.slice(0, 14));
+    const listed = await tool(['admin', 'list', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      {
+        id: created.id,
+        name: 'ops team',
+        prefix: created.prefix,
+        createdAt: expect.any(String),
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+    ]);
+    expect(listed.stdout).not.toContain(created.token.slice(14));
+    const human = await tool(['admin', 'list'], env);
+    expect(human.stdout).toMatch(/ops team\s+asadm_\w{8}….*active/);
+    // Names are never reused: the audit log's actor names one token.
+    const again = await tool(['admin', 'create', '--name', 'ops team'], env);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/exists already/) });
+
+    expect(await json(['admin', 'revoke', String(created.id)], env)).toMatchObject({
+      id: created.id,
+      revokedAt: expect.any(String),
+      alreadyRevoked: false,
+    });
+    expect(await json(['admin', 'revoke', String(created.id)], env)).toMatchObject({ alreadyRevoked: true });
+    const missing = await tool(['admin', 'revoke', '999999'], env);
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/no admin token has id 999999/) });
+    expect((await tool(['admin'], env)).code).toBe(2);
+    expect((await tool(['admin', 'rename'], env)).code).toBe(2);
+
+    const entries = (await audit()).filter((e) => e.action.startsWith('admin_token.'));
+    expect(entries.map((e) => [e.action, e.actor])).toEqual([
+      ['admin_token.created', actor],
+      ['admin_token.revoked', actor],
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(created.token.slice(14));
+  });
+
+  it('changes a key with update, refuses what the service refuses, and records each change with its actor', async () => {
+    const key = await json<Listed & { key: string }>(['create', '--name', 'Changer', '--plan', 'free'], env);
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    expect(
+      await json(['update', String(key.id), '--name', 'Changed', '--plan', 'pro', '--expires-at', expiresAt], env),
+    ).toMatchObject({ name: 'Changed', plan: 'pro', perMinute: 300, expiresAt, state: 'active' });
+    expect(await json(['update', String(key.id), '--expires-at', 'never'], env)).toMatchObject({ expiresAt: null });
+    for (const [args, message] of [
+      [['--plan', 'enterprise'], /enterprise plan needs both/],
+      [['--expires-at', '2001-01-01T00:00:00Z'], /expiresAt must be in the future/],
+    ] as const) {
+      const run = await tool(['update', String(key.id), ...args], env);
+      expect(run).toMatchObject({ code: 1, stderr: expect.stringMatching(message) });
+    }
+    for (const args of [[], ['--expires-at', 'soon'], ['--plan', 'gold']]) {
+      expect((await tool(['update', String(key.id), ...args], env)).code).toBe(2);
+    }
+    await json(['revoke', String(key.id)], env);
+
+    const entries = (await audit()).filter((e) => e.key_id === String(key.id));
+    expect(entries.map((e) => [e.action, e.actor])).toEqual([
+      ['key.created', actor],
+      ['key.updated', actor],
+      ['key.updated', actor],
+      ['key.revoked', actor],
+    ]);
+    expect(entries[1].changes).toEqual({
+      name: { before: 'Changer', after: 'Changed' },
+      plan: { before: 'free', after: 'pro' },
+      perMinute: { before: 60, after: 300 },
+      perDay: { before: 1000, after: 10000 },
+      expiresAt: { before: null, after: expiresAt },
+    });
+    expect(JSON.stringify(entries)).not.toContain(key.key.slice(13));
   });
 });
 

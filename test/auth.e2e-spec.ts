@@ -116,7 +116,7 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       expect((await http().get('/v1/pets').set('Authorization', `Bearer ${revoked}`)).status).toBe(200);
       const keys = app.get(ApiKeysService);
       const row = (await keys.list()).find((k) => k.name === 'to revoke')!;
-      expect(await keys.revoke(row.id)).toMatchObject({ alreadyRevoked: false });
+      expect(await keys.revoke(row.id, 'test')).toMatchObject({ alreadyRevoked: false });
       expect401(await http().get('/v1/pets').set('Authorization', `Bearer ${revoked}`), 'invalid_api_key', revoked);
     });
   });

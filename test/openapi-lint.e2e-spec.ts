@@ -9,8 +9,26 @@ import { createTestDatabase, TestDatabase } from './support/databases.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve('node_modules/.bin');
-const SERVED = path.resolve('.tmp/openapi.served.json');
-const SPECTRAL_RESULTS = path.resolve('.tmp/spectral.json');
+import { AdminServer } from '../src/admin/admin.server.js';
+
+/** The documents linted: the public API's on PORT, and the admin API's on its own listener. */
+const DOCUMENTS: {
+  name: string;
+  env: Record<string, string>;
+  fetch: (app: NestExpressApplication) => request.Test;
+}[] = [
+  {
+    name: 'public',
+    env: {},
+    fetch: (app: NestExpressApplication) => request(app.getHttpServer()).get('/openapi.json'),
+  },
+  {
+    name: 'admin',
+    env: { ADMIN_PORT: '0' },
+    fetch: (app: NestExpressApplication) =>
+      request(`http://127.0.0.1:${app.get(AdminServer).port()}`).get('/admin/openapi.json'),
+  },
+];
 
 /** Runs a linter's CLI; a non-zero exit is a finding, not a crash, so its output is returned. */
 async function lint(bin: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -32,15 +50,17 @@ async function lint(bin: string, args: string[]): Promise<{ code: number; stdout
  * Spectral with spectral:oas (.spectral.yaml). Any error or warning from either fails CI.
  * `npm run openapi:lint` runs just this.
  */
-describe('the served OpenAPI document lints clean', () => {
+describe.each(DOCUMENTS)('the served OpenAPI document ($name) lints clean', ({ name, env, fetch }) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
+  const SERVED = path.resolve(`.tmp/openapi.${name}.served.json`);
+  const SPECTRAL_RESULTS = path.resolve(`.tmp/spectral.${name}.json`);
 
   // Long: the first suite of a clean checkout also builds the migrated database template (.tmp).
   beforeAll(async () => {
     db = await createTestDatabase('embedded');
-    app = await startTestApp(db);
-    const res = await request(app.getHttpServer()).get('/openapi.json');
+    app = await startTestApp(db, { env });
+    const res = await fetch(app);
     expect(res.status).toBe(200);
     mkdirSync(path.dirname(SERVED), { recursive: true });
     rmSync(SPECTRAL_RESULTS, { force: true });

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { parseJson } from '../src/json/json-codec.js';
 import { startTestApp } from './support/app.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
+import { AdminServer } from '../src/admin/admin.server.js';
 import { expectErrorBody } from './support/error-body.js';
 
 const SNAPSHOT = 'test/openapi.snapshot.json';
@@ -223,5 +224,46 @@ describe('OpenAPI document', () => {
       const res = await request(app.getHttpServer()).get(`/docs/${file}`);
       expectErrorBody(res, 404, 'route_not_found');
     }
+  });
+});
+
+const ADMIN_SNAPSHOT = 'test/admin-openapi.snapshot.json';
+
+describe('the admin API’s OpenAPI document', () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let text: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('embedded');
+    app = await startTestApp(db, { env: { ADMIN_PORT: '0' } });
+    const res = await request(`http://127.0.0.1:${app.get(AdminServer).port()}`).get('/admin/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    text = `${stringify(parseJson(res.text), null, 2)}\n`;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it(`matches the committed snapshot (run \`npm run openapi:snapshot\` to accept a change)`, () => {
+    if (process.env.UPDATE_OPENAPI_SNAPSHOT === '1') writeFileSync(ADMIN_SNAPSHOT, text);
+    if (!existsSync(ADMIN_SNAPSHOT))
+      throw new Error(`${ADMIN_SNAPSHOT} is missing: run \`${UPDATE}\` to write it from the served document`);
+    expect(text).toBe(readFileSync(ADMIN_SNAPSHOT, 'utf8'));
+  });
+
+  it('lists the admin error codes and the admin token scheme, and none of the public API’s operations', () => {
+    const doc = JSON.parse(text) as {
+      paths: Record<string, unknown>;
+      components: { schemas: { Error: { properties: { code: { enum: string[] } } } }; securitySchemes: object };
+    };
+    expect(doc.components.schemas.Error.properties.code.enum).toEqual(
+      expect.arrayContaining(['missing_admin_token', 'invalid_admin_token']),
+    );
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['adminToken']);
+    expect(Object.keys(doc.paths).every((p) => p.startsWith('/admin/v1/'))).toBe(true);
   });
 });

@@ -159,7 +159,7 @@ describe('a change of scopes reaching two instances that share PostgreSQL', () =
       for (const app of apps) expectErrorBody(await post(app), 400, 'validation_failed');
       const keys = a.get(ApiKeysService);
       const [row] = (await keys.list()).filter((k) => k.name === 'shared');
-      expect(await keys.setScopes(row.id, ['pets:read'])).toMatchObject({ scopes: ['pets:read'] });
+      expect(await keys.setScopes(row.id, ['pets:read'], 'test')).toMatchObject({ scopes: ['pets:read'] });
       for (const app of [a, b]) {
         const refused = await waitFor(async () => ((res) => (res.status === 403 ? res : undefined))(await post(app)), {
           what: 'the narrowed key to be refused',

@@ -4,7 +4,8 @@ import { isScope, SCOPES, type Scope } from './scopes.js';
 
 /**
  * The checks on what a key is issued with: its name, its plan and an enterprise key's own
- * limits, its scopes. The key tool runs them on its arguments, ApiKeysService on what it stores.
+ * limits, its scopes. The key tool runs them on its arguments, ApiKeysService on what it stores,
+ * whichever door (the key tool, the admin API) asked; the messages name both spellings of a field.
  */
 
 /** A plan, name or limit that a key cannot have (the tool reports it as a usage error). */
@@ -24,24 +25,24 @@ export function checkPlan(
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined) {
       throw new ApiKeyInputError(
-        `the ${plan} plan has fixed limits; --per-minute and --per-day are for enterprise only`,
+        `the ${plan} plan has fixed limits; perMinute and perDay (--per-minute, --per-day) are for enterprise only`,
       );
     }
     return { plan: plan as Plan, perMinute: null, perDay: null };
   }
   if (perMinute === undefined || perDay === undefined) {
-    throw new ApiKeyInputError('the enterprise plan needs both --per-minute and --per-day');
+    throw new ApiKeyInputError('the enterprise plan needs both perMinute and perDay (--per-minute, --per-day)');
   }
   for (const [flag, n] of [
-    ['--per-minute', perMinute],
-    ['--per-day', perDay],
+    ['perMinute (--per-minute)', perMinute],
+    ['perDay (--per-day)', perDay],
   ] as const) {
     if (!Number.isInteger(n) || n < 1 || n > MAX_CUSTOM_LIMIT) {
       throw new ApiKeyInputError(`${flag} must be a whole number from 1 to ${MAX_CUSTOM_LIMIT}, got ${n}`);
     }
   }
   if (perMinute > perDay) {
-    throw new ApiKeyInputError(`--per-minute (${perMinute}) cannot exceed --per-day (${perDay})`);
+    throw new ApiKeyInputError(`perMinute (${perMinute}) cannot exceed perDay (${perDay})`);
   }
   return { plan: 'enterprise', perMinute, perDay };
 }
@@ -73,4 +74,63 @@ export function checkScopes(scopes: string | readonly string[]): Scope[] {
   }
   if (seen.size === 0) throw new ApiKeyInputError(`a key needs at least one scope of ${SCOPES.join(', ')}`);
   return SCOPES.filter((s) => seen.has(s));
+}
+
+/** The longest a key may be set to live from now: ten years (the key tool's longest duration). */
+export const MAX_EXPIRY_MS = 3650 * 86_400_000;
+
+/**
+ * A change an operator asks of a key, from either door (the key tool, the admin API). Absent
+ * fields stay as they are; `expiresAt` null removes the expiry; `scopes` replaces the key's scopes.
+ */
+export interface KeyChange {
+  name?: string;
+  plan?: string;
+  perMinute?: number;
+  perDay?: number;
+  expiresAt?: Date | null;
+  scopes?: readonly string[];
+}
+
+/** What a checked change sets. */
+export interface CheckedKeyChange {
+  name?: string;
+  plan?: Plan;
+  perMinute?: number | null;
+  perDay?: number | null;
+  expiresAt?: Date | null;
+  scopes?: Scope[];
+}
+
+/**
+ * Checks a change against the key as it stands (`current`: its plan and stored limits) at `now`.
+ * A plan and its limits are checked together as checkPlan does: an enterprise key given only a
+ * new perDay keeps its perMinute; moving to enterprise needs both; another plan takes none.
+ */
+export function checkKeyChange(
+  change: KeyChange,
+  current: { plan: Plan; perMinute: number | null; perDay: number | null },
+  now: Date,
+): CheckedKeyChange {
+  const checked: CheckedKeyChange = {};
+  if (change.name !== undefined) checked.name = checkName(change.name);
+  if (change.plan !== undefined || change.perMinute !== undefined || change.perDay !== undefined) {
+    const plan = change.plan ?? current.plan;
+    const keeps = plan === 'enterprise' && current.plan === 'enterprise';
+    const perMinute = change.perMinute ?? (keeps ? (current.perMinute ?? undefined) : undefined);
+    const perDay = change.perDay ?? (keeps ? (current.perDay ?? undefined) : undefined);
+    Object.assign(checked, checkPlan(plan, perMinute, perDay));
+  }
+  if (change.expiresAt !== undefined) checked.expiresAt = checkExpiry(change.expiresAt, now);
+  if (change.scopes !== undefined) checked.scopes = checkScopes(change.scopes);
+  return checked;
+}
+
+/** An expiry an operator sets: null (none), or an instant after now and at most ten years ahead. */
+export function checkExpiry(expiresAt: Date | null, now: Date): Date | null {
+  if (expiresAt === null) return null;
+  const left = expiresAt.getTime() - now.getTime();
+  if (!(left > 0)) throw new ApiKeyInputError('expiresAt must be in the future; revoke a key to stop it now');
+  if (left > MAX_EXPIRY_MS) throw new ApiKeyInputError('expiresAt must be at most 3650 days from now');
+  return expiresAt;
 }

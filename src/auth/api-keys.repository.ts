@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { WRITE_TRANSACTION } from '../database/transactions.js';
+import type { Db } from './audit-log.repository.js';
 import type { Plan } from './auth.types.js';
 
 /** The row findByHash reads. */
@@ -78,6 +80,16 @@ export type InfoRow = {
   scopes: string[];
 };
 
+/** The fields of a key an operator changes (ApiKeysService.update). */
+export interface ApiKeyFields {
+  name?: string;
+  plan?: Plan;
+  perMinute?: number | null;
+  perDay?: number | null;
+  expiresAt?: Date | null;
+  scopes?: string[];
+}
+
 /** A key's row as listed, with the hashes of its current and previous secret. */
 export type InfoRowWithHashes = InfoRow & { hash: string; previousHash: string | null };
 
@@ -97,23 +109,26 @@ export interface ApiKeyChange {
 export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async insert(data: Prisma.ApiKeyCreateInput): Promise<InfoRow> {
-    return this.prisma.apiKey.create({ data, select: INFO_FIELDS });
+  /**
+   * Runs `work` in one write transaction: a change and its audit entry commit together or not
+   * at all.
+   */
+  async transaction<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work, WRITE_TRANSACTION);
   }
 
-  /** What a roll needs to know of a key, or null. */
-  async findSecrets(
-    id: bigint,
-  ): Promise<{ hash: string; previousHash: string | null; revokedAt: Date | null; expiresAt: Date | null } | null> {
-    return this.prisma.apiKey.findUnique({
-      where: { id },
-      select: { hash: true, previousHash: true, revokedAt: true, expiresAt: true },
-    });
+  async insert(data: Prisma.ApiKeyCreateInput, db: Db = this.prisma): Promise<InfoRow> {
+    return db.apiKey.create({ data, select: INFO_FIELDS });
   }
 
   /** Gives the key a new secret, provided its current secret is still `currentHash`. */
-  async replaceSecret(id: bigint, currentHash: string, data: Prisma.ApiKeyUpdateInput): Promise<InfoRow> {
-    return this.prisma.apiKey.update({ where: { id, hash: currentHash }, data, select: INFO_FIELDS });
+  async replaceSecret(
+    id: bigint,
+    currentHash: string,
+    data: Prisma.ApiKeyUpdateInput,
+    db: Db = this.prisma,
+  ): Promise<InfoRow> {
+    return db.apiKey.update({ where: { id, hash: currentHash }, data, select: INFO_FIELDS });
   }
 
   /** Every key, revoked ones included, in order of creation. */
@@ -124,50 +139,52 @@ export class ApiKeysRepository {
     });
   }
 
+  /** Up to `limit` keys with ids above `after`, in id order. */
+  async page(limit: number, after?: bigint): Promise<InfoRow[]> {
+    return this.prisma.apiKey.findMany({
+      select: INFO_FIELDS,
+      where: after === undefined ? {} : { id: { gt: after } },
+      orderBy: { id: 'asc' },
+      take: limit,
+    });
+  }
+
   async count(): Promise<number> {
     return this.prisma.apiKey.count();
   }
 
-  async findInfo(id: bigint): Promise<InfoRow | null> {
-    return this.prisma.apiKey.findUnique({ where: { id }, select: INFO_FIELDS });
+  async findInfo(id: bigint, db: Db = this.prisma): Promise<InfoRow | null> {
+    return db.apiKey.findUnique({ where: { id }, select: INFO_FIELDS });
   }
 
-  async findInfoWithHashes(id: bigint): Promise<InfoRowWithHashes | null> {
-    return this.prisma.apiKey.findUnique({
+  /**
+   * The key's row with the hashes of its secrets, locked (FOR UPDATE) until the transaction
+   * `db` ends, so two changes of one key apply one after the other and each audit entry's
+   * "before" is what the change replaced.
+   */
+  async lockInfoWithHashes(id: bigint, db: Db): Promise<InfoRowWithHashes | null> {
+    const locked = await db.$queryRaw<{ id: bigint }[]>`SELECT "id" FROM "api_keys" WHERE "id" = ${id} FOR UPDATE`;
+    if (locked.length === 0) return null;
+    return db.apiKey.findUnique({
       where: { id },
       select: { ...INFO_FIELDS, hash: true, previousHash: true },
     });
   }
 
-  async findRevokedAt(id: bigint): Promise<{ revokedAt: Date | null } | null> {
-    return this.prisma.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
-  }
-
   /** Revokes the key at `at` unless it is revoked already; whether it did. */
-  async revoke(id: bigint, at: Date): Promise<boolean> {
-    const { count } = await this.prisma.apiKey.updateMany({
+  async revoke(id: bigint, at: Date, db: Db = this.prisma): Promise<boolean> {
+    const { count } = await db.apiKey.updateMany({
       where: { id, revokedAt: null },
       data: { revokedAt: at },
     });
     return count === 1;
   }
 
-  async setLimits(
-    id: bigint,
-    limits: { plan: Plan; perMinute: number | null; perDay: number | null },
-  ): Promise<InfoRowWithHashes> {
-    return this.prisma.apiKey.update({
+  /** Sets what a change of the key gives (name, plan and limits, expiry). */
+  async update(id: bigint, data: ApiKeyFields, db: Db = this.prisma): Promise<InfoRowWithHashes> {
+    return db.apiKey.update({
       where: { id },
-      data: limits,
-      select: { ...INFO_FIELDS, hash: true, previousHash: true },
-    });
-  }
-
-  /** Gives the key these scopes. */
-  async setScopes(id: bigint, scopes: string[]): Promise<InfoRowWithHashes> {
-    return this.prisma.apiKey.update({
-      where: { id },
-      data: { scopes },
+      data,
       select: { ...INFO_FIELDS, hash: true, previousHash: true },
     });
   }

@@ -2,7 +2,17 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { Clock, SystemClock } from '../time/clock.js';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
-import { ApiKeyInputError, checkName, checkPlan, checkScopes } from './api-key-input.js';
+import {
+  ApiKeyInputError,
+  checkExpiry,
+  checkKeyChange,
+  checkName,
+  checkPlan,
+  checkScopes,
+  type KeyChange,
+} from './api-key-input.js';
+import { AuditLogRepository } from './audit-log.repository.js';
+import { changedFields, instant, type Actor, type AuditValue } from './audit.js';
 import type { Plan } from './auth.types.js';
 import { limitsFor } from './plans.js';
 import { DEFAULT_SCOPES, storedScopes, type Scope } from './scopes.js';
@@ -65,6 +75,8 @@ export interface NewApiKey {
   perDay?: number;
   /** The key is refused from this long after it is issued on; undefined: never expires. */
   expiresInMs?: number;
+  /** Or the instant it is refused from (checkExpiry); not with expiresInMs. */
+  expiresAt?: Date | null;
   /** What the key may do; undefined: every scope (DEFAULT_SCOPES). */
   scopes?: readonly string[];
 }
@@ -73,9 +85,24 @@ function toInfo(row: InfoRow): ApiKeyInfo {
   return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay), scopes: storedScopes(row.scopes) };
 }
 
+/** The fields of a key the audit log follows: what an operator sets, never a secret or a hash. */
+function audited(info: ApiKeyInfo): Record<string, AuditValue> {
+  return {
+    name: info.name,
+    plan: info.plan,
+    perMinute: info.perMinute,
+    perDay: info.perDay,
+    prefix: info.prefix,
+    expiresAt: instant(info.expiresAt),
+    scopes: info.scopes,
+  };
+}
+
 /**
- * Issuing, listing, revoking and re-planning keys (the key tool and the first-run development
- * key), and the lookup authentication makes; their statements are ApiKeysRepository's.
+ * The operations on keys, one service behind both doors (the key tool and the admin API, and the
+ * first-run development key): issue, list, show, change, roll, revoke, each change with its audit
+ * entry in its own transaction; and the lookup authentication makes. Their statements are
+ * ApiKeysRepository's and AuditLogRepository's.
  */
 @Injectable()
 export class ApiKeysService {
@@ -83,6 +110,7 @@ export class ApiKeysService {
 
   constructor(
     private readonly repository: ApiKeysRepository,
+    private readonly audit: AuditLogRepository,
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Optional() private readonly clock: Clock = new SystemClock(),
   ) {}
@@ -98,57 +126,89 @@ export class ApiKeysService {
     this.changeListeners.push(listener);
   }
 
-  /** Issues a key. The returned secret exists nowhere else: show it once, never store it. */
-  async create(input: NewApiKey): Promise<{ info: ApiKeyInfo; key: string }> {
+  /**
+   * Issues a key, recording `key.created` by `actor` in the same transaction. The returned
+   * secret exists nowhere else: show it once, never store it.
+   */
+  async create(input: NewApiKey, actor: Actor): Promise<{ info: ApiKeyInfo; key: string }> {
     const name = checkName(input.name);
     const plan = checkPlan(input.plan, input.perMinute, input.perDay);
     const scopes = checkScopes(input.scopes ?? DEFAULT_SCOPES);
     const now = this.clock.now();
-    const expiresAt = input.expiresInMs === undefined ? null : new Date(now.getTime() + input.expiresInMs);
+    const expiresAt =
+      input.expiresInMs !== undefined
+        ? new Date(now.getTime() + input.expiresInMs)
+        : checkExpiry(input.expiresAt ?? null, now);
     const { key, hash } = this.secret();
-    const row = await this.repository.insert({
-      name,
-      ...plan,
-      prefix: displayPrefix(key),
-      hash,
-      createdAt: now,
-      expiresAt,
-      scopes,
+    const info = await this.repository.transaction(async (tx) => {
+      const row = toInfo(
+        await this.repository.insert(
+          { name, ...plan, prefix: displayPrefix(key), hash, createdAt: now, expiresAt, scopes },
+          tx,
+        ),
+      );
+      await this.audit.append(tx, {
+        actor,
+        action: 'key.created',
+        keyId: row.id,
+        adminTokenId: null,
+        changes: changedFields(null, audited(row)),
+      });
+      return row;
     });
-    return { info: toInfo(row), key };
+    return { info, key };
   }
 
   /**
-   * Gives a live key a new secret, keeping its record, plan and counters. The secret it replaces
-   * keeps working for `overlapMs` (0: it stops at once), so clients can move without downtime;
-   * a secret replaced earlier stops now. Null when there is no such key.
+   * Gives a live key a new secret, keeping its record, plan and counters, and records
+   * `key.rolled`. The secret it replaces keeps working for `overlapMs` (0: it stops at once), so
+   * clients can move without downtime; a secret replaced earlier stops now. Null when there is
+   * no such key.
    */
-  async roll(id: bigint, overlapMs: number): Promise<{ info: ApiKeyInfo; key: string } | null> {
-    const existing = await this.repository.findSecrets(id);
-    if (!existing) return null;
-    const now = this.clock.now();
-    if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    if (existing.expiresAt && existing.expiresAt <= now)
-      throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
+  async roll(id: bigint, overlapMs: number, actor: Actor): Promise<{ info: ApiKeyInfo; key: string } | null> {
     const { key, hash } = this.secret();
-    const previous =
-      overlapMs > 0
-        ? { previousHash: existing.hash, previousExpiresAt: new Date(now.getTime() + overlapMs) }
-        : { previousHash: null, previousExpiresAt: null };
-    const row = await this.repository.replaceSecret(id, existing.hash, {
-      hash,
-      prefix: displayPrefix(key),
-      ...previous,
+    const now = this.clock.now();
+    const done = await this.repository.transaction(async (tx) => {
+      const existing = await this.repository.lockInfoWithHashes(id, tx);
+      if (!existing) return null;
+      if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
+      if (existing.expiresAt && existing.expiresAt <= now)
+        throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
+      const previous =
+        overlapMs > 0
+          ? { previousHash: existing.hash, previousExpiresAt: new Date(now.getTime() + overlapMs) }
+          : { previousHash: null, previousExpiresAt: null };
+      const row = toInfo(
+        await this.repository.replaceSecret(id, existing.hash, { hash, prefix: displayPrefix(key), ...previous }, tx),
+      );
+      await this.audit.append(tx, {
+        actor,
+        action: 'key.rolled',
+        keyId: id,
+        adminTokenId: null,
+        changes: changedFields(
+          { prefix: existing.prefix, previousSecretExpiresAt: instant(existing.previousExpiresAt) },
+          { prefix: row.prefix, previousSecretExpiresAt: instant(row.previousExpiresAt) },
+        ),
+      });
+      return { row, hashes: [existing.hash, existing.previousHash] };
     });
-    this.changed(existing.hash);
-    if (existing.previousHash) this.changed(existing.previousHash);
-    return { info: toInfo(row), key };
+    if (!done) return null;
+    this.changed(done.hashes);
+    return { info: done.row, key };
   }
 
   /** Every key, revoked ones included, in order of creation. */
   async list(): Promise<ApiKeyInfo[]> {
     const rows = await this.repository.list();
     return rows.map(toInfo);
+  }
+
+  /** Up to `limit` keys after key `after` (from the first when undefined), in id order, and whether more follow. */
+  async page(limit: number, after?: bigint): Promise<{ keys: ApiKeyInfo[]; nextAfter: bigint | null }> {
+    const rows = await this.repository.page(limit + 1, after);
+    const keys = rows.slice(0, limit).map(toInfo);
+    return { keys, nextAfter: rows.length > limit ? keys[keys.length - 1].id : null };
   }
 
   async count(): Promise<number> {
@@ -160,44 +220,77 @@ export class ApiKeysService {
     return row && toInfo(row);
   }
 
-  /** Revokes a key; null when there is none with that id. Revoking twice changes nothing. */
-  async revoke(id: bigint): Promise<{ info: ApiKeyInfo; alreadyRevoked: boolean } | null> {
-    const revoked = await this.repository.revoke(id, this.clock.now());
-    const row = await this.repository.findInfoWithHashes(id);
-    if (!row) return null;
-    const { hash, previousHash, ...info } = row;
-    this.changed(hash);
-    if (previousHash) this.changed(previousHash);
-    return { info: toInfo(info), alreadyRevoked: !revoked };
-  }
-
-  /** Moves a live key to another plan; null when there is no such key. */
-  async setPlan(id: bigint, plan: string, perMinute?: number, perDay?: number): Promise<ApiKeyInfo | null> {
-    const limits = checkPlan(plan, perMinute, perDay);
-    const existing = await this.repository.findRevokedAt(id);
-    if (!existing) return null;
-    if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    const row = await this.repository.setLimits(id, limits);
-    const { hash, previousHash, ...info } = row;
-    this.changed(hash);
-    if (previousHash) this.changed(previousHash);
-    return toInfo(info);
+  /**
+   * Revokes a key and records `key.revoked`; null when there is none with that id. Revoking
+   * twice changes nothing and records nothing.
+   */
+  async revoke(id: bigint, actor: Actor): Promise<{ info: ApiKeyInfo; alreadyRevoked: boolean } | null> {
+    const now = this.clock.now();
+    const done = await this.repository.transaction(async (tx) => {
+      const existing = await this.repository.lockInfoWithHashes(id, tx);
+      if (!existing) return null;
+      if (existing.revokedAt) return { row: existing, alreadyRevoked: true };
+      await this.repository.revoke(id, now, tx);
+      await this.audit.append(tx, {
+        actor,
+        action: 'key.revoked',
+        keyId: id,
+        adminTokenId: null,
+        changes: { revokedAt: { before: null, after: instant(now) } },
+      });
+      return { row: { ...existing, revokedAt: now }, alreadyRevoked: false };
+    });
+    if (!done) return null;
+    const { hash, previousHash, ...info } = done.row;
+    this.changed([hash, previousHash]);
+    return { info: toInfo(info), alreadyRevoked: done.alreadyRevoked };
   }
 
   /**
-   * Gives a live key these scopes (replacing what it had); null when there is no such key. Every
-   * instance applies the change within API_KEY_CACHE_TTL_MS (its poll of changed keys).
+   * Changes a live key's name, plan and limits, expiry or scopes (checkKeyChange), and records
+   * `key.updated` with the fields that changed; a change that changes nothing records nothing.
+   * Every instance applies it within API_KEY_CACHE_TTL_MS. Null when there is no such key.
    */
-  async setScopes(id: bigint, scopes: readonly string[]): Promise<ApiKeyInfo | null> {
-    const checked = checkScopes(scopes);
-    const existing = await this.repository.findRevokedAt(id);
-    if (!existing) return null;
-    if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-    const row = await this.repository.setScopes(id, checked);
-    const { hash, previousHash, ...info } = row;
-    this.changed(hash);
-    if (previousHash) this.changed(previousHash);
+  async update(id: bigint, change: KeyChange, actor: Actor): Promise<ApiKeyInfo | null> {
+    const now = this.clock.now();
+    const done = await this.repository.transaction(async (tx) => {
+      const existing = await this.repository.lockInfoWithHashes(id, tx);
+      if (!existing) return null;
+      if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
+      const checked = checkKeyChange(change, existing, now);
+      const before = toInfo(existing);
+      const changes = changedFields(audited(before), audited({ ...before, ...toInfo({ ...existing, ...checked }) }));
+      if (Object.keys(changes).length === 0) return { row: existing, changed: false };
+      const row = await this.repository.update(id, checked, tx);
+      await this.audit.append(tx, { actor, action: 'key.updated', keyId: id, adminTokenId: null, changes });
+      return { row, changed: true };
+    });
+    if (!done) return null;
+    const { hash, previousHash, ...info } = done.row;
+    if (done.changed) this.changed([hash, previousHash]);
     return toInfo(info);
+  }
+
+  /** Gives a live key these scopes, replacing what it had (update with the scopes only). */
+  async setScopes(id: bigint, scopes: readonly string[], actor: Actor): Promise<ApiKeyInfo | null> {
+    return this.update(id, { scopes }, actor);
+  }
+
+  /** Moves a live key to another plan (update with the plan and its limits only). */
+  async setPlan(
+    id: bigint,
+    plan: string,
+    perMinute: number | undefined,
+    perDay: number | undefined,
+    actor: Actor,
+  ): Promise<ApiKeyInfo | null> {
+    // Limits given or not, a plan move states the whole plan: checkPlan's rules as at issue.
+    const limits = checkPlan(plan, perMinute, perDay);
+    return this.update(
+      id,
+      { plan: limits.plan, perMinute: limits.perMinute ?? undefined, perDay: limits.perDay ?? undefined },
+      actor,
+    );
   }
 
   /**
@@ -235,7 +328,7 @@ export class ApiKeysService {
     return this.repository.changesSince(since);
   }
 
-  private changed(hash: string): void {
-    for (const listener of this.changeListeners) listener(hash);
+  private changed(hashes: (string | null)[]): void {
+    for (const hash of hashes) if (hash !== null) for (const listener of this.changeListeners) listener(hash);
   }
 }

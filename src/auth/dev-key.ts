@@ -6,6 +6,8 @@ import { ApiKeysService } from './api-keys.service.js';
 
 export const DEV_KEY_NAME = 'development key (local use only)';
 export const DEV_KEY_PLAN = 'free';
+/** The actor of the development key's audit entry: the server itself, at its first start. */
+const DEV_KEY_ACTOR = 'system:dev-key';
 
 /**
  * First run on the embedded default: with no key at all in the database, nobody could call
@@ -24,7 +26,7 @@ export class DevKeyIssuer implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (this.db.kind !== 'embedded' || this.config.nodeEnv !== 'development') return;
     if ((await this.keys.count()) > 0) return;
-    const { info, key } = await this.keys.create({ name: DEV_KEY_NAME, plan: DEV_KEY_PLAN });
+    const { info, key } = await this.keys.create({ name: DEV_KEY_NAME, plan: DEV_KEY_PLAN }, DEV_KEY_ACTOR);
     process.stdout.write(
       [
         '',

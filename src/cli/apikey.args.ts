@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../auth/api-key-input.js';
-import type { Plan } from '../auth/auth.types.js';
+import { PLANS, type Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import type { Scope } from '../auth/scopes.js';
 
@@ -27,6 +27,19 @@ Commands:
         Move a key to another plan.
   set-scopes ID SCOPES [--json]
         Replace what a key may do; every instance applies it within API_KEY_CACHE_TTL_MS.
+  update ID [--name NAME] [--plan PLAN] [--per-minute N] [--per-day N]
+            [--expires-at INSTANT|never] [--scopes SCOPES] [--json]
+        Change a key's name, plan, limits, expiry or scopes (an ISO 8601 instant such as
+        2027-01-31T00:00:00Z, or never); what is not given stays. Every instance
+        applies it within API_KEY_CACHE_TTL_MS (under 5 s).
+
+  admin create --name NAME [--json]
+        Issue an admin token for the admin API (ADMIN_PORT). Shown once; only its hash
+        is stored. Names are unique and never reused: the audit log names the token.
+  admin list [--json]
+        All admin tokens (never the token itself) and whether each is revoked.
+  admin revoke ID [--json]
+        Revoke an admin token; the admin API refuses it from the next request.
 
 DURATION is a whole number of seconds, minutes, hours or days: 90s, 30m, 24h, 90d.
 PLAN is free (60/min, 1000/day), pro (300/min, 10000/day), business (1000/min,
@@ -35,6 +48,8 @@ SCOPES is a comma-separated list of pets:read (list and get animals) and pets:wr
 (add animals), e.g. pets:read for a key that only reads; a request outside its scopes
 gets 403 insufficient_scope.
 --json prints one JSON value on one line.
+
+Every change is recorded in the audit log with the actor cli:<operating-system user>.
 
 The database is DATABASE_URL when set, else the embedded database in DATA_DIR (which
 must not be in use by a running server).
@@ -58,7 +73,21 @@ export type Command =
   | { kind: 'roll'; id: bigint; overlapMs: number; json: boolean }
   | { kind: 'revoke'; id: bigint; json: boolean }
   | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean }
-  | { kind: 'set-scopes'; id: bigint; scopes: Scope[]; json: boolean };
+  | { kind: 'set-scopes'; id: bigint; scopes: Scope[]; json: boolean }
+  | {
+      kind: 'update';
+      id: bigint;
+      name?: string;
+      plan?: Plan;
+      perMinute?: number;
+      perDay?: number;
+      expiresAt?: Date | null;
+      scopes?: Scope[];
+      json: boolean;
+    }
+  | { kind: 'admin-create'; name: string; json: boolean }
+  | { kind: 'admin-list'; json: boolean }
+  | { kind: 'admin-revoke'; id: bigint; json: boolean };
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -79,7 +108,30 @@ const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> =
   revoke: { options: {}, positionals: ['ID'] },
   'set-plan': { options: LIMIT_OPTIONS, positionals: ['ID', 'PLAN'] },
   'set-scopes': { options: {}, positionals: ['ID', 'SCOPES'] },
+  update: {
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      'expires-at': { type: 'string' },
+      scopes: { type: 'string' },
+      ...LIMIT_OPTIONS,
+    },
+    positionals: ['ID'],
+  },
+  'admin create': { options: { name: { type: 'string' } }, positionals: [] },
+  'admin list': { options: {}, positionals: [] },
+  'admin revoke': { options: {}, positionals: ['ID'] },
 };
+
+/** An instant given as ISO 8601 with a time zone (2027-01-31T00:00:00Z), or never (null). */
+function instantArg(flag: string, raw: string): Date | null {
+  if (raw === 'never') return null;
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) ? new Date(raw) : null;
+  if (at === null || Number.isNaN(at.getTime())) {
+    throw new UsageError(`--${flag} must be an ISO 8601 instant such as 2027-01-31T00:00:00Z, or never, got "${raw}"`);
+  }
+  return at;
+}
 
 function limit(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -108,18 +160,27 @@ export function duration(flag: string, raw: string, allowZero = false): number {
 /** How long a rolled key's old secret keeps working unless --overlap says otherwise. */
 export const DEFAULT_OVERLAP_MS = 86_400_000;
 
-function keyId(raw: string): bigint {
+function keyId(raw: string, what = 'a key (see list)'): bigint {
   if (!/^[1-9][0-9]{0,18}$/.test(raw) || BigInt(raw) > 9223372036854775807n) {
-    throw new UsageError(`ID must be the number of a key (see list), got "${raw}"`);
+    throw new UsageError(`ID must be the number of ${what}, got "${raw}"`);
   }
   return BigInt(raw);
 }
 
 /** Parses the tool's arguments; throws UsageError for anything it cannot run. */
 export function parseCommand(argv: string[]): Command {
-  const [name, ...rest] = argv;
-  if (name === undefined) throw new UsageError('a command is required');
-  if (name === 'help' || name === '--help' || name === '-h') return { kind: 'help' };
+  const [first, ...afterFirst] = argv;
+  if (first === undefined) throw new UsageError('a command is required');
+  if (first === 'help' || first === '--help' || first === '-h') return { kind: 'help' };
+  // `admin` takes a command of its own: admin create, admin list, admin revoke.
+  const [name, rest] =
+    first === 'admin'
+      ? afterFirst[0] === undefined || afterFirst[0].startsWith('-')
+        ? (() => {
+            throw new UsageError('admin needs a command: create, list or revoke');
+          })()
+        : [`admin ${afterFirst[0]}`, afterFirst.slice(1)]
+      : [first, afterFirst];
   const spec = COMMANDS[name];
   if (!spec) throw new UsageError(`unknown command "${name}"`);
   let parsed;
@@ -186,6 +247,43 @@ export function parseCommand(argv: string[]): Command {
         return { kind: 'revoke', id: keyId(positionals[0]), json };
       case 'set-scopes':
         return { kind: 'set-scopes', id: keyId(positionals[0]), scopes: checkScopes(positionals[1]), json };
+      case 'update': {
+        const id = keyId(positionals[0]);
+        const keyName = str('name');
+        const plan = str('plan');
+        const perMinute = limit('per-minute', str('per-minute'));
+        const perDay = limit('per-day', str('per-day'));
+        const expiresAtRaw = str('expires-at');
+        const expiresAt = expiresAtRaw === undefined ? undefined : instantArg('expires-at', expiresAtRaw);
+        const scopesRaw = str('scopes');
+        const scopes = scopesRaw === undefined ? undefined : checkScopes(scopesRaw);
+        if ([keyName, plan, perMinute, perDay, expiresAt, scopes].every((v) => v === undefined)) {
+          throw new UsageError(
+            'update needs at least one of --name, --plan, --per-minute, --per-day, --expires-at, --scopes',
+          );
+        }
+        if (plan !== undefined) checkPlanName(plan);
+        return {
+          kind: 'update',
+          id,
+          name: keyName === undefined ? undefined : checkName(keyName),
+          plan: plan as Plan | undefined,
+          perMinute,
+          perDay,
+          expiresAt,
+          scopes,
+          json,
+        };
+      }
+      case 'admin create': {
+        const tokenName = str('name');
+        if (tokenName === undefined) throw new UsageError('admin create needs --name');
+        return { kind: 'admin-create', name: checkName(tokenName), json };
+      }
+      case 'admin list':
+        return { kind: 'admin-list', json };
+      case 'admin revoke':
+        return { kind: 'admin-revoke', id: keyId(positionals[0], 'an admin token (see admin list)'), json };
       default: {
         const id = keyId(positionals[0]);
         const limits = checkPlan(
@@ -199,6 +297,13 @@ export function parseCommand(argv: string[]): Command {
   } catch (err) {
     if (err instanceof ApiKeyInputError) throw new UsageError(err.message);
     throw err;
+  }
+}
+
+/** A plan's name alone (its limits are checked against the key's by ApiKeysService.update). */
+function checkPlanName(plan: string): void {
+  if (!(PLANS as readonly string[]).includes(plan)) {
+    throw new UsageError(`plan must be one of ${PLANS.join(', ')}, got "${plan}"`);
   }
 }
 

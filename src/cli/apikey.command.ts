@@ -2,7 +2,7 @@ import { apiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig } from '../config/database.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
 import { Command, parseCommand, USAGE, UsageError } from './apikey.args.js';
-import { KeyStore, openKeyStore, perform } from './apikey.operations.js';
+import { cliActor, KeyStore, openKeyStore, perform } from './apikey.operations.js';
 import { explainFailure, explainOpenFailure, render } from './apikey.output.js';
 
 /** Where the tool writes, and the environment it reads its configuration from. */
@@ -19,7 +19,8 @@ const processIo: Io = {
 };
 
 /**
- * The key tool: `npm run apikey -- <command>`. Issues, lists, rolls, revokes and re-plans API keys in
+ * The key tool: `npm run apikey -- <command>`. Issues, lists, changes, rolls and revokes API keys, and
+ * issues, lists and revokes admin tokens, in
  * the database the configuration selects (DATABASE_URL, else the embedded DATA_DIR, which it
  * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 78 bad config.
  * The arguments are read in apikey.args.ts, the work done in apikey.operations.ts and shown by
@@ -52,7 +53,7 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     return 1;
   }
   try {
-    io.out(render(await perform(cmd, store.keys), cmd.json));
+    io.out(render(await perform(cmd, store, cliActor()), cmd.json));
     return 0;
   } catch (err) {
     io.err(`apikey: ${explainFailure(err)}\n`);

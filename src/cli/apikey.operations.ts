@@ -1,5 +1,10 @@
+import { userInfo } from 'node:os';
+import { AdminTokensRepository } from '../auth/admin-tokens.repository.js';
+import { AdminTokensService, type AdminTokenInfo } from '../auth/admin-tokens.service.js';
 import { ApiKeysRepository } from '../auth/api-keys.repository.js';
 import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
+import { AuditLogRepository } from '../auth/audit-log.repository.js';
+import type { Actor } from '../auth/audit.js';
 import type { ApiKeysConfig } from '../config/api-keys.config.js';
 import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
 import { openDatabase, type Database } from '../database/database.js';
@@ -16,12 +21,28 @@ export type Outcome =
   | { kind: 'roll'; info: ApiKeyInfo; key: string }
   | { kind: 'revoke'; info: ApiKeyInfo; alreadyRevoked: boolean }
   | { kind: 'set-plan'; info: ApiKeyInfo }
-  | { kind: 'set-scopes'; info: ApiKeyInfo };
+  | { kind: 'set-scopes'; info: ApiKeyInfo }
+  | { kind: 'update'; info: ApiKeyInfo }
+  | { kind: 'admin-create'; info: AdminTokenInfo; token: string }
+  | { kind: 'admin-list'; tokens: AdminTokenInfo[] }
+  | { kind: 'admin-revoke'; info: AdminTokenInfo; alreadyRevoked: boolean };
 
-/** The key an operation names does not exist. */
+/** The key (or admin token) an operation names does not exist. */
 export class NoSuchKeyError extends Error {
-  constructor(id: bigint) {
-    super(`no API key has id ${id}`);
+  constructor(id: bigint, what = 'API key') {
+    super(`no ${what} has id ${id}`);
+  }
+}
+
+/**
+ * The audit log's actor for the key tool: cli:<operating-system user> (the uid when the user has
+ * no name, as in a container without a passwd entry).
+ */
+export function cliActor(): Actor {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return `cli:uid-${process.getuid?.() ?? 'unknown'}`;
   }
 }
 
@@ -35,9 +56,10 @@ export class DatabaseUnreachableError extends Error {
   }
 }
 
-/** The api_keys table of the configured database, as the server's own service reaches it. */
+/** The keys and admin tokens of the configured database, through the server's own services. */
 export interface KeyStore {
   keys: ApiKeysService;
+  tokens: AdminTokensService;
   close(): Promise<void>;
 }
 
@@ -53,7 +75,8 @@ export async function openKeyStore(
   if (config.database.databaseUrl !== undefined) await probe(db, describeDatabaseUrl(config.database.databaseUrl));
   const prisma = new PrismaService(db);
   return {
-    keys: new ApiKeysService(new ApiKeysRepository(prisma), config.apiKeys),
+    keys: new ApiKeysService(new ApiKeysRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
+    tokens: new AdminTokensService(new AdminTokensRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
     async close() {
       try {
         await prisma.$disconnect();
@@ -74,31 +97,50 @@ async function probe(db: Database, where: string): Promise<void> {
   }
 }
 
-export async function perform(op: Operation, keys: ApiKeysService): Promise<Outcome> {
+export async function perform(
+  op: Operation,
+  { keys, tokens }: Pick<KeyStore, 'keys' | 'tokens'>,
+  actor: Actor,
+): Promise<Outcome> {
   switch (op.kind) {
     case 'create':
-      return { kind: 'create', ...(await keys.create(op)) };
+      return { kind: 'create', ...(await keys.create(op, actor)) };
     case 'list':
       return { kind: 'list', keys: await keys.list(), now: new Date() };
     case 'roll': {
-      const rolled = await keys.roll(op.id, op.overlapMs);
+      const rolled = await keys.roll(op.id, op.overlapMs, actor);
       if (!rolled) throw new NoSuchKeyError(op.id);
       return { kind: 'roll', ...rolled };
     }
     case 'revoke': {
-      const done = await keys.revoke(op.id);
+      const done = await keys.revoke(op.id, actor);
       if (!done) throw new NoSuchKeyError(op.id);
       return { kind: 'revoke', ...done };
     }
     case 'set-plan': {
-      const info = await keys.setPlan(op.id, op.plan, op.perMinute, op.perDay);
+      const info = await keys.setPlan(op.id, op.plan, op.perMinute, op.perDay, actor);
       if (!info) throw new NoSuchKeyError(op.id);
       return { kind: 'set-plan', info };
     }
     case 'set-scopes': {
-      const info = await keys.setScopes(op.id, op.scopes);
+      const info = await keys.setScopes(op.id, op.scopes, actor);
       if (!info) throw new NoSuchKeyError(op.id);
       return { kind: 'set-scopes', info };
+    }
+    case 'update': {
+      const { kind: _kind, id, json: _json, ...change } = op;
+      const info = await keys.update(id, change, actor);
+      if (!info) throw new NoSuchKeyError(id);
+      return { kind: 'update', info };
+    }
+    case 'admin-create':
+      return { kind: 'admin-create', ...(await tokens.create(op.name, actor)) };
+    case 'admin-list':
+      return { kind: 'admin-list', tokens: await tokens.list() };
+    case 'admin-revoke': {
+      const done = await tokens.revoke(op.id, actor);
+      if (!done) throw new NoSuchKeyError(op.id, 'admin token');
+      return { kind: 'admin-revoke', ...done };
     }
   }
 }

@@ -152,7 +152,7 @@ describe('apikey tool output', () => {
       'API key 3 is revoked; issue a new key instead',
     );
     expect(explainFailure(Object.assign(new Error('missing'), { code: 'P2021' }))).toBe(
-      'the api_keys table does not exist: apply the migrations first (npm run db:migrate)',
+      'a table of the key tool does not exist: apply the migrations first (npm run db:migrate)',
     );
     expect(explainFailure(new Error('boom'))).toBe('failed: boom');
     expect(explainOpenFailure(new DataDirLockedError('DATA_DIR is in use'))).toBe('DATA_DIR is in use');

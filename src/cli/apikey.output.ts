@@ -1,4 +1,5 @@
 import { ApiKeyInputError } from '../auth/api-key-input.js';
+import type { AdminTokenInfo } from '../auth/admin-tokens.service.js';
 import { ApiKeyInfo, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
@@ -41,7 +42,7 @@ function describe(info: ApiKeyInfo): string {
 }
 
 function table(keys: ApiKeyInfo[], now: Date): string {
-  const rows = [
+  return columns([
     ['ID', 'NAME', 'PLAN', 'PER_MINUTE', 'PER_DAY', 'SCOPES', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
     ...keys.map((k) => [
       String(k.id),
@@ -55,7 +56,11 @@ function table(keys: ApiKeyInfo[], now: Date): string {
       k.lastUsedAt?.toISOString() ?? '-',
       stateText(k, now),
     ]),
-  ];
+  ]);
+}
+
+/** Rows as aligned columns, the first row the header. */
+function columns(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => [...r[i]].length)));
   return (
     rows
@@ -91,7 +96,43 @@ export function render(outcome: Outcome, json: boolean): string {
     case 'set-plan':
     case 'set-scopes':
       return `API key ${describe(outcome.info)} updated.\n`;
+    case 'update':
+      return `API key ${describe(outcome.info)}${expiry(outcome.info)} updated.\n`;
+    case 'admin-create':
+      return `Issued admin token ${outcome.info.id} "${outcome.info.name}".\nThe token is shown only now; store it safely:\n\n${outcome.token}\n\n`;
+    case 'admin-list':
+      return outcome.tokens.length === 0 ? 'No admin tokens.\n' : tokenTable(outcome.tokens);
+    case 'admin-revoke':
+      return outcome.alreadyRevoked
+        ? `Admin token ${outcome.info.id} "${outcome.info.name}" was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
+        : `Revoked admin token ${outcome.info.id} "${outcome.info.name}"; the admin API refuses it from now on.\n`;
   }
+}
+
+/** An admin token as the tool shows it: never the token or its hash. */
+function tokenJson(info: AdminTokenInfo) {
+  return {
+    id: Number(info.id),
+    name: info.name,
+    prefix: info.prefix,
+    createdAt: info.createdAt.toISOString(),
+    lastUsedAt: info.lastUsedAt?.toISOString() ?? null,
+    revokedAt: info.revokedAt?.toISOString() ?? null,
+  };
+}
+
+function tokenTable(tokens: AdminTokenInfo[]): string {
+  return columns([
+    ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
+    ...tokens.map((t) => [
+      String(t.id),
+      t.name,
+      `${t.prefix}…`,
+      t.createdAt.toISOString(),
+      t.lastUsedAt?.toISOString() ?? '-',
+      t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : 'active',
+    ]),
+  ]);
 }
 
 function expiry(info: ApiKeyInfo): string {
@@ -110,7 +151,14 @@ function asJson(outcome: Outcome): unknown {
       return { ...toJson(outcome.info, now), alreadyRevoked: outcome.alreadyRevoked };
     case 'set-plan':
     case 'set-scopes':
+    case 'update':
       return toJson(outcome.info, now);
+    case 'admin-create':
+      return { ...tokenJson(outcome.info), token: outcome.token };
+    case 'admin-list':
+      return outcome.tokens.map(tokenJson);
+    case 'admin-revoke':
+      return { ...tokenJson(outcome.info), alreadyRevoked: outcome.alreadyRevoked };
   }
 }
 
@@ -172,7 +220,7 @@ export function explainOpenFailure(err: unknown): string {
 export function explainFailure(err: unknown): string {
   if (err instanceof NoSuchKeyError || err instanceof ApiKeyInputError) return err.message;
   if ((err as { code?: unknown })?.code === 'P2021') {
-    return 'the api_keys table does not exist: apply the migrations first (npm run db:migrate)';
+    return 'a table of the key tool does not exist: apply the migrations first (npm run db:migrate)';
   }
   if (isDatabaseUnavailable(err)) return `lost the database: ${plainMessage(err)}; ${CHECK_DATABASE}`;
   return `failed: ${plainMessage(err)}`;

@@ -68,6 +68,18 @@ describe('configuration of operations', () => {
     );
   });
 
+  it('serves the admin API only with ADMIN_PORT, on loopback unless ADMIN_HOST opens it, never on PORT', () => {
+    expect(loadConfig({}).admin).toEqual({ adminPort: undefined, adminHost: '127.0.0.1' });
+    expect(loadConfig({ ADMIN_PORT: '9100' }).admin).toEqual({ adminPort: 9100, adminHost: '127.0.0.1' });
+    expect(loadConfig({ ADMIN_PORT: '9100', ADMIN_HOST: '10.0.0.5' }).admin.adminHost).toBe('10.0.0.5');
+    expect(() => loadConfig({ ADMIN_PORT: '3000', PORT: '3000' })).toThrow(
+      /^ADMIN_PORT must differ from PORT \(3000\)/,
+    );
+    expect(() => loadConfig({ ADMIN_PORT: '65536' })).toThrow(/ADMIN_PORT/);
+    expect(() => loadConfig({ ADMIN_PORT: 'nine' })).toThrow(/ADMIN_PORT/);
+    expect(() => loadConfig({ ADMIN_HOST: 'http://x' })).toThrow(/^ADMIN_HOST must be an IP address or a host name/);
+  });
+
   it('binds the metrics port on loopback unless METRICS_HOST opens it', () => {
     expect(loadConfig({ METRICS_PORT: '9464' }).metrics.metricsHost).toBe('127.0.0.1');
     expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics.metricsHost).toBe('0.0.0.0');

@@ -22,6 +22,7 @@
  * which never imports a feature. A slice is parsing (and, where a value is only known good once
  * tried, a bounded start-up check: HOST resolved, DATA_DIR made); it names no feature code.
  */
+import { adminConfig } from './admin.config.js';
 import { apiKeysConfig } from './api-keys.config.js';
 import { corsConfig } from './cors.config.js';
 import { databaseConfig } from './database.config.js';
@@ -55,6 +56,7 @@ export const CONFIG_SLICES = {
   cors: corsConfig,
   apiKeys: apiKeysConfig,
   tracing: tracingConfig,
+  admin: adminConfig,
 };
 
 /** The whole configuration, one validated slice per concern. */

@@ -24,7 +24,13 @@ export const ERROR_CODES = [
   'internal_error',
 ] as const;
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/**
+ * The codes only the admin API answers with (its bearer admin token); the public API's document
+ * does not list them.
+ */
+export const ADMIN_ERROR_CODES = ['missing_admin_token', 'invalid_admin_token'] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number] | (typeof ADMIN_ERROR_CODES)[number];
 
 export interface ErrorDetail {
   field: string;

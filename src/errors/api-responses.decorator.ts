@@ -142,9 +142,55 @@ export const EDGE_ERRORS = [
 /** The request id the examples show (the response's X-Request-Id). */
 export const EXAMPLE_REQUEST_ID = '5f0c6c1e-8d7a-4f43-9a53-6a3e0c9b2d11';
 
-/** The example Error body of `code` at `status`. */
-export function exampleBody(status: number, code: ErrorCode): ErrorBody {
-  const example = ERROR_RESPONSES[status].examples[code];
+/**
+ * The admin API's error statuses (docs/admin-api.md): its own 400 (a key's values), 401 (the
+ * admin token) and 404 (a key), and the public API's for the rest.
+ */
+export const ADMIN_ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
+  400: {
+    meaning: 'The request holds invalid values, or asks a change a revoked or expired key cannot take',
+    examples: {
+      validation_failed: {
+        message: 'plan must be one of free, pro, business, enterprise, got "gold"',
+        details: [{ field: 'plan', message: 'plan must be one of free, pro, business, enterprise, got "gold"' }],
+      },
+      malformed_json: ERROR_RESPONSES[400].examples.malformed_json,
+      invalid_parameter: {
+        message: 'id must be an integer from 1 to 9223372036854775807.',
+        details: [{ field: 'id', message: 'id must be an integer from 1 to 9223372036854775807' }],
+      },
+      unknown_parameter: ERROR_RESPONSES[400].examples.unknown_parameter,
+    },
+  },
+  401: {
+    meaning: 'The admin token is missing, or not a live admin token (unknown, revoked, or an API key)',
+    examples: {
+      missing_admin_token: { message: 'An admin token is required: send it as "Authorization: Bearer <token>".' },
+      invalid_admin_token: { message: 'The admin token is not valid: it is unknown or has been revoked.' },
+    },
+    headers: ERROR_RESPONSES[401].headers,
+  },
+  404: {
+    meaning: 'The API key does not exist',
+    examples: { not_found: { message: 'No API key has id 42.' } },
+  },
+  413: ERROR_RESPONSES[413],
+  415: ERROR_RESPONSES[415],
+  500: ERROR_RESPONSES[500],
+  503: {
+    meaning: 'The database cannot be reached; wait Retry-After seconds',
+    examples: ERROR_RESPONSES[503].examples,
+    headers: ERROR_RESPONSES[503].headers,
+  },
+};
+
+/** The example Error body of `code` at `status` (of the public API's table unless told). */
+export function exampleBody(
+  status: number,
+  code: ErrorCode,
+  table: Record<number, ErrorResponseDoc> = ERROR_RESPONSES,
+): ErrorBody {
+  const example = table[status].examples[code];
   if (example === undefined) throw new Error(`no example of ${code} at ${status}`);
   return {
     code,
@@ -160,17 +206,31 @@ export type ErrorResponseSpec = number | { status: number; codes: ErrorCode[] };
 
 /** Documents the Error responses an operation can return, each with an example per code. */
 export function ApiErrorResponses(...specs: ErrorResponseSpec[]): MethodDecorator & ClassDecorator {
+  return errorResponses(ERROR_RESPONSES, specs);
+}
+
+/** ApiErrorResponses for the admin API's operations (ADMIN_ERROR_RESPONSES). */
+export function AdminErrorResponses(...specs: ErrorResponseSpec[]): MethodDecorator & ClassDecorator {
+  return errorResponses(ADMIN_ERROR_RESPONSES, specs);
+}
+
+function errorResponses(
+  table: Record<number, ErrorResponseDoc>,
+  specs: ErrorResponseSpec[],
+): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ...specs.map((spec) => {
       const status = typeof spec === 'number' ? spec : spec.status;
-      const doc = ERROR_RESPONSES[status];
+      const doc = table[status];
       if (doc === undefined) throw new Error(`ERROR_RESPONSES documents no ${status}`);
       const codes = typeof spec === 'number' ? (Object.keys(doc.examples) as ErrorCode[]) : spec.codes;
       return ApiResponse({
         status,
         description: `${doc.meaning} (${codes.map((c) => `\`${c}\``).join(', ')}).`,
         type: ErrorDto,
-        examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: exampleBody(status, code) }])),
+        examples: Object.fromEntries(
+          codes.map((code) => [code, { summary: code, value: exampleBody(status, code, table) }]),
+        ),
         ...(doc.headers ? { headers: doc.headers } : {}),
       });
     }),

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CODES } from './api-error.js';
-import { ERROR_RESPONSES, exampleBody, EDGE_ERRORS } from './api-responses.decorator.js';
+import { ADMIN_ERROR_CODES, ERROR_CODES } from './api-error.js';
+import { ADMIN_ERROR_RESPONSES, EDGE_ERRORS, ERROR_RESPONSES, exampleBody } from './api-responses.decorator.js';
 
 /** Every `new ApiError(<status>, '<code>'` written in the service's source, as "status code". */
 function thrownInSource(dir = 'src'): Set<string> {
@@ -23,6 +23,9 @@ describe('ERROR_RESPONSES (the error examples of the OpenAPI document)', () => {
     ...Object.entries(ERROR_RESPONSES).flatMap(([status, doc]) =>
       Object.keys(doc.examples).map((c) => `${status} ${c}`),
     ),
+    ...Object.entries(ADMIN_ERROR_RESPONSES).flatMap(([status, doc]) =>
+      Object.keys(doc.examples).map((c) => `${status} ${c}`),
+    ),
     ...EDGE_ERRORS,
   ]);
 
@@ -40,6 +43,13 @@ describe('ERROR_RESPONSES (the error examples of the OpenAPI document)', () => {
         expect(ERROR_CODES).toContain(body.code);
         expect(body.status).toBe(Number(status));
         expect(body.message.length).toBeGreaterThan(0);
+      }
+    }
+    for (const [status, doc] of Object.entries(ADMIN_ERROR_RESPONSES)) {
+      for (const code of Object.keys(doc.examples) as (typeof ERROR_CODES)[number][]) {
+        const body = exampleBody(Number(status), code, ADMIN_ERROR_RESPONSES);
+        expect([...ERROR_CODES, ...ADMIN_ERROR_CODES]).toContain(body.code);
+        expect(body.status).toBe(Number(status));
       }
     }
   });

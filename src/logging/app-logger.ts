@@ -48,6 +48,8 @@ export interface AccessRecord {
   durationMs: number;
   ip: string | undefined;
   keyId: string | undefined;
+  /** Who made an admin API request: the admin token's name (absent on the public API). */
+  actor?: string;
 }
 
 export interface AppLoggerOptions {
@@ -115,6 +117,7 @@ export class AppLogger {
     line += `,"durationMs":${record.durationMs}`;
     if (record.ip !== undefined) line += `,"ip":${quote(bounded(record.ip))}`;
     if (record.keyId !== undefined) line += `,"keyId":${quote(record.keyId)}`;
+    if (record.actor !== undefined) line += `,"actor":${quote(record.actor)}`;
     this.stream.write(`${line},"msg":"${msg}"}\n`);
   }
 

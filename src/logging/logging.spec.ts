@@ -50,6 +50,7 @@ async function appLogging(level: string) {
           durationMs,
           ip: req.ip,
           keyId: req.headers['x-key'] as string | undefined,
+          actor: req.headers['x-actor'] as string | undefined,
         }),
     ),
   );
@@ -110,6 +111,14 @@ describe('access log', () => {
     await request(app).get('/v1/pets/42?q=a\\b').set('X-Request-Id', 'unit-5').set('X-Key', '7');
     const line = await finished('unit-5');
     expect(line).toMatchObject({ route: '/v1/pets/:petId', url: '/v1/pets/42?q=a\\b', status: 200, keyId: '7' });
+  });
+
+  it('names the actor of an admin request, escaped, and writes no actor field otherwise', async () => {
+    const { app, finished } = await appLogging('info');
+    await request(app).get('/admin/v1/keys').set('X-Request-Id', 'unit-a1').set('X-Actor', 'ops "night"');
+    expect(await finished('unit-a1')).toMatchObject({ route: expect.any(String), actor: 'ops "night"' });
+    await request(app).get('/v1/pets/1').set('X-Request-Id', 'unit-a2');
+    expect(await finished('unit-a2')).not.toHaveProperty('actor');
   });
 
   it('copies at most MAX_LOGGED_CHARS of a long URL into the line', async () => {

@@ -30,6 +30,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly adminRequests = new Counter({
+    name: 'admin_requests_total',
+    help: 'Requests to the admin API (ADMIN_PORT), by method, route template and status code (401: refused token).',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [this.registry],
+  });
+
   private readonly inFlight = new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being served right now.',
@@ -145,6 +152,11 @@ export class MetricsService {
   }
 
   /** A request arrived (called by the request edge before routing, so early refusals count too). */
+  /** An admin API request is over (never a public one: those are requestFinished's). */
+  adminRequestFinished(method: string, route: string, status: number): void {
+    this.adminRequests.inc({ method, route, status_code: String(status) });
+  }
+
   requestStarted(): void {
     this.inFlight.inc();
   }

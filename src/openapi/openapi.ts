@@ -191,7 +191,7 @@ export const THIS_SERVER = { url: '/v1', description: 'This server (the origin t
  * what linters call an illogical composition: without siblings it becomes the `$ref` itself;
  * with siblings they move into a second allOf element, which keeps them and the reference.
  */
-function unwrapSingleRefAllOf(schema: unknown): void {
+export function unwrapSingleRefAllOf(schema: unknown): void {
   if (typeof schema !== 'object' || schema === null) return;
   const properties = (schema as { properties?: Record<string, Record<string, unknown>> }).properties ?? {};
   for (const [name, property] of Object.entries(properties)) {

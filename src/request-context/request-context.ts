@@ -34,6 +34,8 @@ export interface RequestContext {
   databaseError?: DatabaseErrorKind;
   /** The request's trace span, while tracing is on (set by the request edge). */
   span?: Span;
+  /** On the admin API: the name of the admin token the request was made with (set by its guard). */
+  adminActor?: string;
 }
 
 const CONTEXT = Symbol('animal-store.request-context');

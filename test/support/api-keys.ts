@@ -1,9 +1,13 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { ApiKeysRepository } from '../../src/auth/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
+import { AuditLogRepository } from '../../src/auth/audit-log.repository.js';
 import { openDatabase } from '../../src/database/database.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import type { TestDatabase } from './databases.js';
+
+/** The audit log's actor of the keys tests issue. */
+export const TEST_ACTOR = 'test';
 
 /**
  * The tests' API keys. Unless told otherwise a key is enterprise with limits no test reaches, so
@@ -12,7 +16,7 @@ import type { TestDatabase } from './databases.js';
 async function issue(keys: ApiKeysService, input: Partial<NewApiKey>): Promise<{ id: string; key: string }> {
   const plan = input.plan ?? 'enterprise';
   const limits = plan === 'enterprise' ? { perMinute: 1_000_000_000, perDay: 2_000_000_000 } : {};
-  const { info, key } = await keys.create({ name: 'test key', plan, ...limits, ...input });
+  const { info, key } = await keys.create({ name: 'test key', plan, ...limits, ...input }, TEST_ACTOR);
   return { id: info.id.toString(), key };
 }
 
@@ -30,7 +34,10 @@ export async function issueApiKeyIn(
   const database = await openDatabase(config.database, () => {}, 'test key issuer');
   const prisma = new PrismaService(database);
   try {
-    return await issue(new ApiKeysService(new ApiKeysRepository(prisma), config.apiKeys), input);
+    return await issue(
+      new ApiKeysService(new ApiKeysRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
+      input,
+    );
   } finally {
     await prisma.$disconnect();
     await database.close();

@@ -1,0 +1,48 @@
+import { DynamicModule, Module, type Provider } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AdminTokensService } from '../auth/admin-tokens.service.js';
+import { ApiKeysService } from '../auth/api-keys.service.js';
+import { AuditLogService } from '../auth/audit-log.service.js';
+import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
+import { ApiValidationPipe } from '../http/api-validation.pipe.js';
+import { AppLogger } from '../logging/app-logger.js';
+import { Clock } from '../time/clock.js';
+import { AdminAuditController } from './admin-audit.controller.js';
+import { AdminAuthGuard } from './admin-auth.guard.js';
+import { AdminKeysController } from './admin-keys.controller.js';
+import { AdminOpenApiController } from './admin-openapi.js';
+
+/** The instances of the public application the admin application shares (one database, one set of services). */
+export interface AdminShared {
+  keys: ApiKeysService;
+  tokens: AdminTokensService;
+  audit: AuditLogService;
+  logger: AppLogger;
+  clock: Clock;
+}
+
+/**
+ * The root module of the admin application (AdminServer builds it on ADMIN_PORT): its
+ * controllers, its one global guard (the admin token), and the public application's exception
+ * filter and validation pipe; the services are the public application's own instances.
+ */
+@Module({})
+export class AdminAppModule {
+  static forRoot(shared: AdminShared): DynamicModule {
+    const providers: Provider[] = [
+      { provide: ApiKeysService, useValue: shared.keys },
+      { provide: AdminTokensService, useValue: shared.tokens },
+      { provide: AuditLogService, useValue: shared.audit },
+      { provide: AppLogger, useValue: shared.logger },
+      { provide: Clock, useValue: shared.clock },
+      { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      { provide: APP_GUARD, useClass: AdminAuthGuard },
+      { provide: APP_PIPE, useClass: ApiValidationPipe },
+    ];
+    return {
+      module: AdminAppModule,
+      controllers: [AdminKeysController, AdminAuditController, AdminOpenApiController],
+      providers,
+    };
+  }
+}

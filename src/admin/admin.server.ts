@@ -1,0 +1,122 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { AdminTokensService } from '../auth/admin-tokens.service.js';
+import { ApiKeysService } from '../auth/api-keys.service.js';
+import { AuditLogService } from '../auth/audit-log.service.js';
+import { adminConfig, type AdminConfig } from '../config/admin.config.js';
+import { serverConfig, type ServerConfig } from '../config/server.config.js';
+import { answerClientErrors } from '../http/client-errors.js';
+import { JsonExpressAdapter } from '../http/json-express.adapter.js';
+import { REQUEST_ID_HEADER, requestIdFor } from '../http/request-id.js';
+import { routeTemplate } from '../http/route-template.js';
+import { AppLogger } from '../logging/app-logger.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { recordedContext } from '../request-context/request-context.js';
+import { Clock } from '../time/clock.js';
+import { AdminAppModule } from './admin-app.module.js';
+import { AdminOpenApiController, buildAdminOpenApiDocument } from './admin-openapi.js';
+
+/**
+ * The admin API's listener (docs/admin-api.md). With ADMIN_PORT set, a second Nest application
+ * (AdminAppModule, its own Express instance and its own guard) listens on ADMIN_HOST:ADMIN_PORT
+ * and calls this application's own service instances, so both doors share the database, the
+ * operations and the key cache's invalidation. The public application's middleware, guards and
+ * routes stay as they are: its request path does not know this listener exists. Without
+ * ADMIN_PORT nothing is built.
+ */
+@Injectable()
+export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Admin');
+  private app?: NestExpressApplication;
+
+  constructor(
+    @Inject(adminConfig.token) private readonly config: AdminConfig,
+    @Inject(serverConfig.token) private readonly http: ServerConfig,
+    private readonly keys: ApiKeysService,
+    private readonly tokens: AdminTokensService,
+    private readonly audit: AuditLogService,
+    private readonly appLogger: AppLogger,
+    private readonly metrics: MetricsService,
+    private readonly clock: Clock,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const port = this.config.adminPort;
+    if (port === undefined) return;
+    const app = await NestFactory.create<NestExpressApplication>(
+      AdminAppModule.forRoot({
+        keys: this.keys,
+        tokens: this.tokens,
+        audit: this.audit,
+        logger: this.appLogger,
+        clock: this.clock,
+      }),
+      new JsonExpressAdapter(),
+      { bodyParser: false, logger: false },
+    );
+    app.useLogger(this.appLogger.nest());
+    app.disable('x-powered-by');
+    app.set('etag', false);
+    app.use(this.edge());
+    const server = app.getHttpServer() as Server;
+    server.keepAliveTimeout = this.http.keepAliveTimeoutMs;
+    server.headersTimeout = this.http.headersTimeoutMs;
+    server.requestTimeout = this.http.requestTimeoutMs;
+    answerClientErrors(server);
+    await app.init();
+    app.get(AdminOpenApiController).use(buildAdminOpenApiDocument(app));
+    await app.listen(port, this.config.adminHost);
+    this.app = app;
+    this.logger.log(`admin API on http://${this.config.adminHost}:${this.port()}/admin/v1`);
+  }
+
+  /** The port the admin listener is bound to (the system's choice with ADMIN_PORT=0); undefined when off. */
+  port(): number | undefined {
+    const address = (this.app?.getHttpServer() as Server | undefined)?.address();
+    return address && typeof address === 'object' ? (address as AddressInfo).port : undefined;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const app = this.app;
+    if (!app) return;
+    this.app = undefined;
+    (app.getHttpServer() as Server).closeAllConnections();
+    await app.close();
+  }
+
+  /**
+   * First on every admin request: its id (X-Request-Id, as on the public API), no caching, and once
+   * it is over its access line, with the admin token's name as `actor`, and admin_requests_total.
+   */
+  private edge() {
+    return (req: Request, res: Response, next: NextFunction): void => {
+      const startedAt = performance.now();
+      const id = requestIdFor(req);
+      req.id = id;
+      res.setHeader(REQUEST_ID_HEADER, id);
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.once('close', () => {
+        const route = routeTemplate(req);
+        const status = res.writableFinished ? res.statusCode : undefined;
+        this.metrics.adminRequestFinished(req.method, route, status ?? 499);
+        this.appLogger.access({
+          requestId: id,
+          method: req.method,
+          route,
+          url: req.originalUrl ?? req.url,
+          status,
+          durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
+          ip: req.ip,
+          keyId: undefined,
+          actor: recordedContext(req)?.adminActor,
+        });
+      });
+      next();
+    };
+  }
+}

@@ -1,0 +1,123 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { IsArray, IsIn, IsInt, IsISO8601, IsString, Max, Min, ValidateIf } from 'class-validator';
+import { MAX_NAME_LENGTH } from '../../auth/api-key-input.js';
+import { PLANS } from '../../auth/auth.types.js';
+import { MAX_CUSTOM_LIMIT } from '../../auth/plans.js';
+import { SCOPES } from '../../auth/scopes.js';
+
+/** How long a rolled secret may keep working: at most ten years, in seconds. */
+export const MAX_OVERLAP_SECONDS = 3650 * 86_400;
+/** The overlap of a roll that does not say. */
+export const DEFAULT_OVERLAP_SECONDS = 86_400;
+
+const ISO_INSTANT = { strict: true, strictSeparator: true } as const;
+
+/**
+ * The fields shared by issuing and changing a key. These rules check types and shapes; the rules
+ * of what a key may hold (a plan's limits, an expiry in the future) are ApiKeysService's, the same
+ * for the key tool.
+ */
+class KeyFieldsDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_CUSTOM_LIMIT,
+    description: 'Enterprise only: its own requests per minute.',
+  })
+  @ValidateIf((o: KeyFieldsDto) => o.perMinute !== undefined)
+  @IsInt({ message: 'perMinute must be an integer' })
+  @Min(1, { message: `perMinute must be from 1 to ${MAX_CUSTOM_LIMIT}` })
+  @Max(MAX_CUSTOM_LIMIT, { message: `perMinute must be from 1 to ${MAX_CUSTOM_LIMIT}` })
+  perMinute?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_CUSTOM_LIMIT,
+    description: 'Enterprise only: its own requests per UTC day.',
+  })
+  @ValidateIf((o: KeyFieldsDto) => o.perDay !== undefined)
+  @IsInt({ message: 'perDay must be an integer' })
+  @Min(1, { message: `perDay must be from 1 to ${MAX_CUSTOM_LIMIT}` })
+  @Max(MAX_CUSTOM_LIMIT, { message: `perDay must be from 1 to ${MAX_CUSTOM_LIMIT}` })
+  perDay?: number;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'From this instant (in the future, at most 3650 days ahead) the key is refused; null: it does not expire.',
+  })
+  @ValidateIf((o: KeyFieldsDto) => o.expiresAt !== undefined && o.expiresAt !== null)
+  @IsISO8601(ISO_INSTANT, { message: 'expiresAt must be an ISO 8601 instant such as 2027-01-31T00:00:00Z, or null' })
+  expiresAt?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...SCOPES] },
+    minItems: 1,
+    uniqueItems: true,
+    description:
+      'What the key may do: pets:read (listPets, getPet), pets:write (createPet). Issued keys get both unless told.',
+  })
+  @ValidateIf((o: KeyFieldsDto) => o.scopes !== undefined)
+  @IsArray({ message: `scopes must be an array of ${SCOPES.join(', ')}` })
+  @IsString({ each: true, message: `scopes must be an array of ${SCOPES.join(', ')}` })
+  scopes?: string[];
+}
+
+@ApiSchema({ name: 'NewApiKey' })
+export class CreateKeyDto extends KeyFieldsDto {
+  @ApiProperty({
+    minLength: 1,
+    maxLength: MAX_NAME_LENGTH,
+    example: 'Acme production',
+    description: 'Who the key is for.',
+  })
+  @IsString({ message: 'name must be a string' })
+  name!: string;
+
+  @ApiProperty({
+    enum: PLANS,
+    enumName: 'Plan',
+    description: 'enterprise needs perMinute and perDay; the others take neither.',
+  })
+  @IsString({ message: 'plan must be a string' })
+  @IsIn(PLANS, { message: `plan must be one of ${PLANS.join(', ')}` })
+  plan!: string;
+}
+
+@ApiSchema({ name: 'ApiKeyChange' })
+export class UpdateKeyDto extends KeyFieldsDto {
+  @ApiPropertyOptional({ minLength: 1, maxLength: MAX_NAME_LENGTH, example: 'Acme production' })
+  @ValidateIf((o: UpdateKeyDto) => o.name !== undefined)
+  @IsString({ message: 'name must be a string' })
+  name?: string;
+
+  @ApiPropertyOptional({
+    enum: PLANS,
+    enumName: 'Plan',
+    description: 'Moving to enterprise needs perMinute and perDay; an enterprise key keeps the limits not given.',
+  })
+  @ValidateIf((o: UpdateKeyDto) => o.plan !== undefined)
+  @IsString({ message: 'plan must be a string' })
+  @IsIn(PLANS, { message: `plan must be one of ${PLANS.join(', ')}` })
+  plan?: string;
+}
+
+@ApiSchema({ name: 'ApiKeyRoll' })
+export class RollKeyDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_OVERLAP_SECONDS,
+    default: DEFAULT_OVERLAP_SECONDS,
+    description: 'How long the replaced secret keeps working, in seconds; 0: it stops at once.',
+  })
+  @ValidateIf((o: RollKeyDto) => o.overlapSeconds !== undefined)
+  @IsInt({ message: 'overlapSeconds must be an integer' })
+  @Min(0, { message: `overlapSeconds must be from 0 to ${MAX_OVERLAP_SECONDS}` })
+  @Max(MAX_OVERLAP_SECONDS, { message: `overlapSeconds must be from 0 to ${MAX_OVERLAP_SECONDS}` })
+  overlapSeconds?: number;
+}
