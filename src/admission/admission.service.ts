@@ -12,6 +12,7 @@ import {
   type RateLimitSubject,
 } from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
+import { UsageRecorder } from '../usage/usage-recorder.js';
 
 /** What admission decided about one request (docs/api-keys.md, "Admission and rate limits"). */
 export interface Admission extends RequestAdmission {
@@ -42,6 +43,9 @@ export interface Admission extends RequestAdmission {
  * 4. A key that could not be checked (database unavailable) is counted against the address for
  *    the headers and answered 503, never a 429: the limit would not be the client's own.
  *
+ * Every request counted against a key is also recorded in the key's usage (UsageRecorder: in
+ * memory, written in batches), with whether it is refused 429.
+ *
  * The admission is stored once in the request context, where the access log, metrics and
  * idempotency read the principal.
  */
@@ -50,6 +54,7 @@ export class AdmissionService {
   constructor(
     private readonly auth: AuthService,
     private readonly limiter: RateLimiter,
+    private readonly usage: UsageRecorder,
   ) {}
 
   async admit(context: ExecutionContext): Promise<Admission> {
@@ -79,6 +84,9 @@ export class AdmissionService {
     admission.decision = decision.result.outcome;
     admission.headers = decision.headers;
     admission.refusal = decision.refusal;
+    if (admission.principal !== undefined) {
+      this.usage.record(admission.principal.keyId, decision.nowMs, decision.result.outcome !== 'allowed');
+    }
     return admission;
   }
 }

@@ -37,6 +37,7 @@ import { runtimeConfig } from './runtime.config.js';
 import { serverConfig } from './server.config.js';
 import { shutdownConfig } from './shutdown.config.js';
 import { tracingConfig } from './tracing.config.js';
+import { usageConfig } from './usage.config.js';
 
 export { ConfigError, redactUrl } from './env.js';
 
@@ -55,6 +56,7 @@ export const CONFIG_SLICES = {
   cors: corsConfig,
   apiKeys: apiKeysConfig,
   tracing: tracingConfig,
+  usage: usageConfig,
 };
 
 /** The whole configuration, one validated slice per concern. */

@@ -1,0 +1,121 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { ApiKeysService } from '../src/auth/api-keys.service.js';
+import { PrismaService } from '../src/database/prisma.service.js';
+import { MetricsService } from '../src/metrics/metrics.service.js';
+import { PURGE_BATCH } from '../src/usage/key-usage.repository.js';
+import { UsageRecorder } from '../src/usage/usage-recorder.js';
+import { parseUsageQuery, UsageService } from '../src/usage/usage.service.js';
+import { FakeClock, startTestApp } from './support/app.js';
+import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
+import { expectErrorBody } from './support/error-body.js';
+import { sample } from './support/metrics-text.js';
+
+/**
+ * Usage per key and hour, in the real app on each database: every request counted against a key
+ * is written to key_usage by the flush (here called by the test; its timer is set far off),
+ * 429s counted in `limited`, read back by hour and by day; old hours purged in batches.
+ */
+describeEachDatabase('usage per key on %s', (kind) => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  const clock = new FakeClock(new Date('2026-11-27T06:30:00Z'));
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    app = await startTestApp(db, { clock, env: { USAGE_FLUSH_MS: '600000', USAGE_RETENTION_DAYS: '30' } });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const recorder = () => app.get(UsageRecorder);
+  const usage = (id: bigint, from: string, to: string, granularity = 'hour') =>
+    app.get(UsageService).usage(id, parseUsageQuery({ from, to, granularity }));
+
+  async function newKey(perMinute = 1_000_000): Promise<{ id: bigint; key: string }> {
+    const { info, key } = await app
+      .get(ApiKeysService)
+      .create({ name: 'usage', plan: 'enterprise', perMinute, perDay: 2 * perMinute });
+    return { id: info.id, key };
+  }
+
+  const list = (key: string) => request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key}`);
+
+  it('counts each request against its key and UTC hour, written by one flush, read by hour and by day', async () => {
+    clock.set('2026-11-27T06:30:00Z');
+    const a = await newKey();
+    const b = await newKey();
+    for (let i = 0; i < 3; i++) expect((await list(a.key)).status).toBe(200);
+    expect((await list(b.key)).status).toBe(200);
+    // Refused without a valid key: counted against the address, in no key's usage.
+    expectErrorBody(await request(app.getHttpServer()).get('/v1/pets'), 401, 'missing_api_key');
+    clock.set('2026-11-27T07:05:00Z');
+    for (let i = 0; i < 2; i++) expect((await list(a.key)).status).toBe(200);
+
+    expect(await usage(a.id, '2026-11-27', '2026-11-28')).toEqual([]); // nothing written yet
+    expect(await recorder().flush()).toBe(true);
+
+    expect(await usage(a.id, '2026-11-27T00:00:00Z', '2026-11-28T00:00:00Z')).toEqual([
+      { period: '2026-11-27T06:00:00.000Z', requests: 3, limited: 0 },
+      { period: '2026-11-27T07:00:00.000Z', requests: 2, limited: 0 },
+    ]);
+    expect(await usage(b.id, '2026-11-27', '2026-11-28')).toEqual([
+      { period: '2026-11-27T06:00:00.000Z', requests: 1, limited: 0 },
+    ]);
+    expect(await usage(a.id, '2026-11-01', '2026-12-01', 'day')).toEqual([
+      { period: '2026-11-27T00:00:00.000Z', requests: 5, limited: 0 },
+    ]);
+    // A range inside an hour answers that whole hour.
+    expect(await usage(a.id, '2026-11-27T07:10:00Z', '2026-11-27T07:20:00Z')).toEqual([
+      { period: '2026-11-27T07:00:00.000Z', requests: 2, limited: 0 },
+    ]);
+
+    // A second flush adds to the rows already written.
+    expect((await list(a.key)).status).toBe(200);
+    expect(await recorder().flush()).toBe(true);
+    expect(await usage(a.id, '2026-11-27T07:00:00Z', '2026-11-27T08:00:00Z')).toEqual([
+      { period: '2026-11-27T07:00:00.000Z', requests: 3, limited: 0 },
+    ]);
+    const metrics = await app.get(MetricsService).render();
+    expect(sample(metrics, 'usage_flush_requests_total', {})).toBe(7);
+    expect(sample(metrics, 'usage_flush_rows_total', {})).toBe(4);
+    expect(sample(metrics, 'usage_flush_failures_total', {})).toBe(0);
+    expect(sample(metrics, 'usage_flush_lag_seconds', {})).toBe(0);
+  });
+
+  it('counts the requests refused 429 in limited', async () => {
+    clock.set('2026-11-27T09:00:10Z');
+    const { id, key } = await newKey(2);
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await list(key));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 429, 429, 429]);
+    expectErrorBody(answers[2], 429, 'rate_limit_exceeded');
+    await recorder().flush();
+    expect(await usage(id, '2026-11-27T09:00:00Z', '2026-11-27T10:00:00Z')).toEqual([
+      { period: '2026-11-27T09:00:00.000Z', requests: 5, limited: 3 },
+    ]);
+  });
+
+  it('reads null for a key that does not exist', async () => {
+    expect(await usage(987654321n, '2026-11-27', '2026-11-28')).toBeNull();
+  });
+
+  it(`deletes hours older than USAGE_RETENTION_DAYS in batches of ${PURGE_BATCH} and keeps the newer ones`, async () => {
+    const prisma = app.get(PrismaService);
+    await prisma.keyUsage.deleteMany({});
+    const now = clock.now();
+    const old = PURGE_BATCH * 2 + 5;
+    // `old` hours that began more than 30 days ago, and 10 within them.
+    await prisma.$executeRaw`
+      INSERT INTO "key_usage" ("key_id", "hour", "requests", "limited")
+      SELECT 1, ${now}::timestamptz - interval '31 days' - n * interval '1 hour', 1, 0 FROM generate_series(1, ${old}) AS n
+      UNION ALL
+      SELECT 1, ${now}::timestamptz - interval '29 days' + n * interval '1 hour', 1, 0 FROM generate_series(1, 10) AS n`;
+    expect(await recorder().purgeExpired()).toBe(old);
+    expect(await prisma.keyUsage.count()).toBe(10);
+    expect(await recorder().purgeExpired()).toBe(0);
+  }, 60_000);
+});
