@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ApiKeyInputError, checkName, checkPlan } from '../auth/api-key-input.js';
 import type { Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
+import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage.service.js';
 
 /** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */
 export const USAGE = `Usage: npm run apikey -- <command> [options]
@@ -22,6 +23,12 @@ Commands:
         Revoke a key; every instance refuses it within API_KEY_CACHE_TTL_MS (under 5 s).
   set-plan ID PLAN [--per-minute N --per-day N] [--json]
         Move a key to another plan.
+  usage ID --from TIME --to TIME [--granularity hour|day] [--json]
+        Requests counted against a key, and how many of them were answered 429, per UTC
+        hour (the default) or day, oldest first, for the periods that overlap [from, to).
+        TIME is an ISO-8601 date (UTC midnight) or instant with its offset: 2026-11-01,
+        2026-11-01T09:00:00Z. At most 1000 periods. Each instance writes its counts
+        every USAGE_FLUSH_MS, so the last few seconds may not be in yet.
 
 DURATION is a whole number of seconds, minutes, hours or days: 90s, 30m, 24h, 90d.
 PLAN is free (60/min, 1000/day), pro (300/min, 10000/day), business (1000/min,
@@ -48,7 +55,8 @@ export type Command =
   | { kind: 'list'; json: boolean }
   | { kind: 'roll'; id: bigint; overlapMs: number; json: boolean }
   | { kind: 'revoke'; id: bigint; json: boolean }
-  | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean };
+  | { kind: 'set-plan'; id: bigint; plan: Plan; perMinute?: number; perDay?: number; json: boolean }
+  | { kind: 'usage'; id: bigint; query: UsageQuery; json: boolean };
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -62,6 +70,10 @@ const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> =
   roll: { options: { overlap: { type: 'string' } }, positionals: ['ID'] },
   revoke: { options: {}, positionals: ['ID'] },
   'set-plan': { options: LIMIT_OPTIONS, positionals: ['ID', 'PLAN'] },
+  usage: {
+    options: { from: { type: 'string' }, to: { type: 'string' }, granularity: { type: 'string' } },
+    positionals: ['ID'],
+  },
 };
 
 function limit(flag: string, raw: string | undefined): number | undefined {
@@ -159,6 +171,13 @@ export function parseCommand(argv: string[]): Command {
       }
       case 'revoke':
         return { kind: 'revoke', id: keyId(positionals[0]), json };
+      case 'usage': {
+        const id = keyId(positionals[0]);
+        if (str('from') === undefined) throw new UsageError('usage needs --from');
+        if (str('to') === undefined) throw new UsageError('usage needs --to');
+        const query = parseUsageQuery({ from: str('from'), to: str('to'), granularity: str('granularity') });
+        return { kind: 'usage', id, query, json };
+      }
       default: {
         const id = keyId(positionals[0]);
         const limits = checkPlan(
@@ -171,6 +190,7 @@ export function parseCommand(argv: string[]): Command {
     }
   } catch (err) {
     if (err instanceof ApiKeyInputError) throw new UsageError(err.message);
+    if (err instanceof UsageQueryError) throw new UsageError(`--${err.parameter}: ${err.message}`);
     throw err;
   }
 }

@@ -19,7 +19,7 @@ const processIo: Io = {
 };
 
 /**
- * The key tool: `npm run apikey -- <command>`. Issues, lists, rolls, revokes and re-plans API keys in
+ * The key tool: `npm run apikey -- <command>`. Issues, lists, rolls, revokes and re-plans API keys, and shows their usage, in
  * the database the configuration selects (DATABASE_URL, else the embedded DATA_DIR, which it
  * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 78 bad config.
  * The arguments are read in apikey.args.ts, the work done in apikey.operations.ts and shown by
@@ -52,7 +52,7 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     return 1;
   }
   try {
-    io.out(render(await perform(cmd, store.keys), cmd.json));
+    io.out(render(await perform(cmd, store), cmd.json));
     return 0;
   } catch (err) {
     io.err(`apikey: ${explainFailure(err)}\n`);

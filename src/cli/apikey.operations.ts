@@ -4,6 +4,8 @@ import type { ApiKeysConfig } from '../config/api-keys.config.js';
 import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
 import { openDatabase, type Database } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { KeyUsageRepository } from '../usage/key-usage.repository.js';
+import { UsageService, type UsagePeriod, type UsageQuery } from '../usage/usage.service.js';
 import type { Command } from './apikey.args.js';
 
 /** A command the tool runs against the database (everything but help). */
@@ -15,7 +17,8 @@ export type Outcome =
   | { kind: 'list'; keys: ApiKeyInfo[]; now: Date }
   | { kind: 'roll'; info: ApiKeyInfo; key: string }
   | { kind: 'revoke'; info: ApiKeyInfo; alreadyRevoked: boolean }
-  | { kind: 'set-plan'; info: ApiKeyInfo };
+  | { kind: 'set-plan'; info: ApiKeyInfo }
+  | { kind: 'usage'; id: bigint; query: UsageQuery; periods: UsagePeriod[] };
 
 /** The key an operation names does not exist. */
 export class NoSuchKeyError extends Error {
@@ -34,9 +37,10 @@ export class DatabaseUnreachableError extends Error {
   }
 }
 
-/** The api_keys table of the configured database, as the server's own service reaches it. */
+/** The api_keys and key_usage tables of the configured database, as the server's own services reach them. */
 export interface KeyStore {
   keys: ApiKeysService;
+  usage: UsageService;
   close(): Promise<void>;
 }
 
@@ -51,8 +55,10 @@ export async function openKeyStore(
   const db = await openDatabase(config.database, notes, 'apikey tool');
   if (config.database.databaseUrl !== undefined) await probe(db, describeDatabaseUrl(config.database.databaseUrl));
   const prisma = new PrismaService(db);
+  const keys = new ApiKeysRepository(prisma);
   return {
-    keys: new ApiKeysService(new ApiKeysRepository(prisma), config.apiKeys),
+    keys: new ApiKeysService(keys, config.apiKeys),
+    usage: new UsageService(new KeyUsageRepository(prisma), keys),
     async close() {
       try {
         await prisma.$disconnect();
@@ -73,7 +79,7 @@ async function probe(db: Database, where: string): Promise<void> {
   }
 }
 
-export async function perform(op: Operation, keys: ApiKeysService): Promise<Outcome> {
+export async function perform(op: Operation, { keys, usage }: Pick<KeyStore, 'keys' | 'usage'>): Promise<Outcome> {
   switch (op.kind) {
     case 'create':
       return { kind: 'create', ...(await keys.create(op)) };
@@ -93,6 +99,11 @@ export async function perform(op: Operation, keys: ApiKeysService): Promise<Outc
       const info = await keys.setPlan(op.id, op.plan, op.perMinute, op.perDay);
       if (!info) throw new NoSuchKeyError(op.id);
       return { kind: 'set-plan', info };
+    }
+    case 'usage': {
+      const periods = await usage.usage(op.id, op.query);
+      if (!periods) throw new NoSuchKeyError(op.id);
+      return { kind: 'usage', id: op.id, query: op.query, periods };
     }
   }
 }

@@ -38,12 +38,16 @@ export class UsageQueryError extends Error {
 }
 
 /** An instant in ISO-8601 with a date and, if a time is given, its offset (`Z` or `+01:00`). */
-const INSTANT = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/;
 
 function instant(parameter: 'from' | 'to', raw: string): Date {
-  const at = INSTANT.test(raw) ? new Date(raw) : new Date(NaN);
-  // Date parses 2026-02-30 as 2 March; a date that does not survive the round trip is refused.
-  if (Number.isNaN(at.getTime()) || (raw.length === 10 && at.toISOString().slice(0, 10) !== raw)) {
+  const match = INSTANT.exec(raw);
+  const at = match ? new Date(raw) : new Date(NaN);
+  // Date rolls 2026-02-30 over to 2 March: a calendar date that does not exist is refused.
+  const [y, m, d] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  if (Number.isNaN(at.getTime()) || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d || y < 1970) {
     throw new UsageQueryError(
       parameter,
       `${parameter} must be an ISO-8601 date or instant with its offset, such as 2026-11-01 or 2026-11-01T00:00:00Z, got "${raw}"`,
