@@ -7,9 +7,11 @@ import { PURGE_BATCH } from '../src/usage/key-usage.repository.js';
 import { UsageRecorder } from '../src/usage/usage-recorder.js';
 import { parseUsageQuery, UsageService } from '../src/usage/usage.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
-import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
+import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { expectErrorBody } from './support/error-body.js';
 import { sample } from './support/metrics-text.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+import { waitFor } from './support/wait-for.js';
 
 /**
  * Usage per key and hour, in the real app on each database: every request counted against a key
@@ -118,4 +120,65 @@ describeEachDatabase('usage per key on %s', (kind) => {
     expect(await prisma.keyUsage.count()).toBe(10);
     expect(await recorder().purgeExpired()).toBe(0);
   }, 60_000);
+});
+
+/**
+ * While PostgreSQL cannot be reached a usage write fails: the instance keeps the counts (adding
+ * what comes in meanwhile), counts the failure, and writes them all once the database is back.
+ */
+describeIfPostgres('usage writes while PostgreSQL is unreachable', () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    const url = new URL(db.env.DATABASE_URL);
+    proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
+    const port = await proxy.start();
+    url.hostname = '127.0.0.1';
+    url.port = String(port);
+    app = await startTestApp(db, {
+      env: { DATABASE_URL: url.toString(), DB_CONNECT_TIMEOUT_MS: '500', USAGE_FLUSH_MS: '600000' },
+    });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await proxy?.stop();
+    await db?.drop();
+  });
+
+  it('keeps the counts of a failed write and writes them, with those counted since, once the database answers', async () => {
+    const { info, key } = await app
+      .get(ApiKeysService)
+      .create({ name: 'outage', plan: 'enterprise', perMinute: 1_000_000, perDay: 2_000_000 });
+    const list = () => request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key}`);
+    for (let i = 0; i < 3; i++) expect((await list()).status).toBe(200);
+
+    await proxy.stop();
+    expect(await app.get(UsageRecorder).flush()).toBe(false);
+    expect(await app.get(UsageRecorder).flush()).toBe(false);
+    const metrics = await app.get(MetricsService).render();
+    expect(sample(metrics, 'usage_flush_failures_total', {})).toBe(2);
+    expect(sample(metrics, 'usage_flush_requests_total', {})).toBe(0);
+
+    await proxy.start();
+    // Requests counted against the key carry its limit (a request the key could not be checked
+    // for is counted against the address, at the free plan's 60).
+    let againstKey = 0;
+    await waitFor(
+      async () => {
+        const res = await list();
+        if (res.headers['x-ratelimit-limit'] === '1000000') againstKey++;
+        return res.status === 200;
+      },
+      { what: 'GET /v1/pets to answer 200 again' },
+    );
+    await waitFor(() => app.get(UsageRecorder).flush(), { what: 'a usage write to succeed' });
+    const written = await app.get(PrismaService).keyUsage.findMany({ where: { keyId: info.id } });
+    expect(againstKey).toBeGreaterThanOrEqual(1);
+    expect(written.reduce((n, r) => n + Number(r.requests), 0)).toBe(3 + againstKey);
+    expect(sample(await app.get(MetricsService).render(), 'usage_flush_requests_total', {})).toBe(3 + againstKey);
+  });
 });
