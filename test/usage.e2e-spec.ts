@@ -3,7 +3,7 @@ import request from 'supertest';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
-import { PURGE_BATCH } from '../src/usage/key-usage.repository.js';
+import { KeyUsageRepository, PURGE_BATCH } from '../src/usage/key-usage.repository.js';
 import { UsageRecorder } from '../src/usage/usage-recorder.js';
 import { parseUsageQuery, UsageService } from '../src/usage/usage.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
@@ -99,6 +99,19 @@ describeEachDatabase('usage per key on %s', (kind) => {
     expect(await usage(id, '2026-11-27T09:00:00Z', '2026-11-27T10:00:00Z')).toEqual([
       { period: '2026-11-27T09:00:00.000Z', requests: 5, limited: 3 },
     ]);
+  });
+
+  it('adds batches that share rows, written at once in opposite orders, without a deadlock and exactly', async () => {
+    const repository = app.get(KeyUsageRepository);
+    const hour = Date.UTC(2026, 10, 27, 12);
+    const rows = Array.from({ length: 300 }, (_, i) => ({ keyId: String(1000 + i), hour, requests: 1, limited: 0 }));
+    await repository.add(rows);
+    for (let round = 0; round < 5; round++) {
+      await Promise.all([repository.add(rows), repository.add([...rows].reverse())]);
+    }
+    const written = await app.get(PrismaService).keyUsage.findMany({ where: { hour: new Date(hour) } });
+    expect(written).toHaveLength(300);
+    expect(written.every((r) => r.requests === 11n)).toBe(true);
   });
 
   it('reads null for a key that does not exist', async () => {

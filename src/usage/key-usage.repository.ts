@@ -9,13 +9,15 @@ export const PURGE_BATCH = 1_000;
 /**
  * Adds a batch of counts, one row per key and hour, in one statement: the batch comes as four
  * arrays of equal length, and a row already written (by another instance, or an earlier flush)
- * gets the counts added to it.
+ * gets the counts added to it. The rows are taken in key and hour order, so instances writing
+ * batches that share rows lock them in the same order and never deadlock each other.
  */
 const ADD: PreparedStatement = {
   name: 'key_usage_add',
   text:
     'INSERT INTO "key_usage" ("key_id", "hour", "requests", "limited") ' +
-    'SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[]) ' +
+    'SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS "batch" ("key_id", "hour", "requests", "limited") ' +
+    'ORDER BY "key_id", "hour" ' +
     'ON CONFLICT ("key_id", "hour") DO UPDATE SET "requests" = "key_usage"."requests" + excluded."requests", ' +
     '"limited" = "key_usage"."limited" + excluded."limited"',
 };
