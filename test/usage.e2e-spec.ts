@@ -114,6 +114,36 @@ describeEachDatabase('usage per key on %s', (kind) => {
     expect(written.every((r) => r.requests === 11n)).toBe(true);
   });
 
+  it('keeps the counts of a write that fails, with readiness unchanged, and writes them once it can', async () => {
+    clock.set('2026-11-27T10:15:00Z');
+    const prisma = app.get(PrismaService);
+    const { id, key } = await newKey();
+    for (let i = 0; i < 2; i++) expect((await list(key)).status).toBe(200);
+    expect(await recorder().flush()).toBe(true);
+    expect(recorder().lagSeconds()).toBe(0);
+    expect((await list(key)).status).toBe(200);
+    await prisma.$executeRawUnsafe('ALTER TABLE "key_usage" RENAME TO "key_usage_away"');
+    try {
+      expect(await recorder().flush()).toBe(false);
+      clock.set('2026-11-27T10:15:30Z');
+      expect((await list(key)).status).toBe(200);
+      expect(await recorder().flush()).toBe(false);
+      expect(recorder().lagSeconds()).toBe(30);
+      const ready = await request(app.getHttpServer()).get('/readyz');
+      expect({ status: ready.status, body: ready.body as unknown }).toEqual({
+        status: 200,
+        body: expect.objectContaining({ status: 'ok' }) as unknown,
+      });
+    } finally {
+      await prisma.$executeRawUnsafe('ALTER TABLE "key_usage_away" RENAME TO "key_usage"');
+    }
+    expect(await recorder().flush()).toBe(true);
+    expect(await usage(id, '2026-11-27T10:00:00Z', '2026-11-27T11:00:00Z')).toEqual([
+      { period: '2026-11-27T10:00:00.000Z', requests: 4, limited: 0 },
+    ]);
+    expect(recorder().lagSeconds()).toBe(0);
+  });
+
   it('reads null for a key that does not exist', async () => {
     expect(await usage(987654321n, '2026-11-27', '2026-11-28')).toBeNull();
   });
