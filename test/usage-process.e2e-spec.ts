@@ -195,6 +195,16 @@ describeEachDatabase('usage per key of one instance stopped with SIGTERM, on %s'
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     const text = await tool(['usage', key.id, '--from', today, '--to', tomorrow, '--granularity', 'day'], db.env);
     expect(text.code).toBe(0);
+
+    const unknown = await tool(['usage', '999999', '--from', today, '--to', tomorrow], db.env);
+    expect({ code: unknown.code, stdout: unknown.stdout, stderr: unknown.stderr }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringContaining('apikey: no API key has id 999999\n') as unknown,
+    });
+    const bad = await tool(['usage', key.id, '--from', 'yesterday', '--to', tomorrow], db.env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^apikey: --from: from must be an ISO-8601 date or instant .*"yesterday"\n\nUsage:/);
     // Seven requests may straddle midnight: one or two days, summing to seven.
     expect(text.stdout).toMatch(
       new RegExp(
