@@ -28,14 +28,15 @@ const KERNEL = {
 const FEATURES = {
   auth: [],
   'rate-limit': ['auth', 'metrics'],
-  admission: ['auth', 'rate-limit'],
+  admission: ['auth', 'rate-limit', 'usage'],
   idempotency: [],
   pets: ['auth', 'idempotency'],
   health: ['auth', 'metrics'],
   metrics: ['auth'],
   openapi: ['auth', 'rate-limit'],
-  admin: ['auth', 'metrics', 'openapi'],
-  cli: ['auth'],
+  admin: ['auth', 'metrics', 'openapi', 'usage'],
+  cli: ['auth', 'usage'],
+  usage: ['auth', 'metrics'],
 };
 const SHELL = ['**/app.module*', '**/app.factory*', '**/main*'];
 

@@ -13,6 +13,7 @@ import { migratePostgres } from '../src/database/pg-database.js';
 import { expectErrorBody } from './support/error-body.js';
 import { sample } from './support/metrics-text.js';
 import { waitFor } from './support/wait-for.js';
+import { UsageRecorder } from '../src/usage/usage-recorder.js';
 
 // Starting an app on a fresh database takes seconds, more on a busy machine.
 jest.setTimeout(120_000);
@@ -137,6 +138,79 @@ describeEachDatabase('the admin API on %s', (kind) => {
       { what: 'the key’s last use to be recorded' },
     );
     expect(Date.parse(lastUsed)).not.toBeNaN();
+  });
+
+  it('issues and changes a key\u2019s scopes, which the public API enforces', async () => {
+    const res = await admin()
+      .post('/admin/v1/keys')
+      .set(auth())
+      .send({ name: 'Reader', plan: 'pro', scopes: ['pets:read'] });
+    expect(res.status).toBe(201);
+    const issued = exact<Key & { scopes: string[] }>(res);
+    expect(issued.scopes).toEqual(['pets:read']);
+    const create = () =>
+      request(app.getHttpServer())
+        .post('/v1/pets')
+        .set('Authorization', `Bearer ${issued.key}`)
+        .send({ name: 'Rex', categoryId: 1 });
+    expectErrorBody(await create(), 403, 'insufficient_scope');
+    expectErrorBody(
+      await admin()
+        .post('/admin/v1/keys')
+        .set(auth())
+        .send({ name: 'Bad', plan: 'pro', scopes: ['pets:delete'] }),
+      400,
+      'validation_failed',
+      /scopes must be/,
+    );
+    const changed = await admin()
+      .patch(`/admin/v1/keys/${issued.id}`)
+      .set(auth())
+      .send({ scopes: ['pets:read', 'pets:write'] });
+    expect(changed.status).toBe(200);
+    expect(exact<Key & { scopes: string[] }>(changed).scopes).toEqual(['pets:read', 'pets:write']);
+    const created = await waitFor(async () => ((r) => (r.status === 201 ? r : undefined))(await create()), {
+      what: 'the widened key to create',
+    });
+    expect(created.body).toMatchObject({ name: 'Rex' });
+  });
+
+  it('reads a key\u2019s usage by hour and by day once the instance has written it', async () => {
+    const issued = exact<Key>(await admin().post('/admin/v1/keys').set(auth()).send({ name: 'Counted', plan: 'pro' }));
+    for (let i = 0; i < 3; i++) {
+      const res = await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${issued.key}`);
+      expect(res.status).toBe(200);
+    }
+    expect(await app.get(UsageRecorder).flush()).toBe(true);
+    const hour = new Date();
+    hour.setUTCMinutes(0, 0, 0);
+    const from = new Date(hour.getTime() - 86_400_000).toISOString();
+    const to = new Date(hour.getTime() + 3_600_000).toISOString();
+    const byHour = await admin().get(`/admin/v1/keys/${issued.id}/usage`).query({ from, to }).set(auth());
+    expect(byHour.status).toBe(200);
+    expect(byHour.body).toEqual([{ period: hour.toISOString(), requests: 3, limited: 0 }]);
+    const byDay = await admin()
+      .get(`/admin/v1/keys/${issued.id}/usage`)
+      .query({ from, to, granularity: 'day' })
+      .set(auth());
+    expect(byDay.status).toBe(200);
+    expect((byDay.body as { requests: number }[]).reduce((n, p) => n + p.requests, 0)).toBe(3);
+    expectErrorBody(
+      await admin().get(`/admin/v1/keys/${issued.id}/usage`).query({ from: 'last week', to }).set(auth()),
+      400,
+      'invalid_parameter',
+    );
+    expectErrorBody(
+      await admin().get(`/admin/v1/keys/${issued.id}/usage`).query({ from, to, colour: 'red' }).set(auth()),
+      400,
+      'unknown_parameter',
+    );
+    expectErrorBody(await admin().get('/admin/v1/keys/999999/usage').query({ from, to }).set(auth()), 404, 'not_found');
+    expectErrorBody(
+      await admin().get(`/admin/v1/keys/${issued.id}/usage`).query({ from, to }),
+      401,
+      'missing_admin_token',
+    );
   });
 
   it('pages the keys with Link, and refuses a cursor it did not issue', async () => {
@@ -320,6 +394,7 @@ describeEachDatabase('the admin API on %s', (kind) => {
       '/admin/v1/keys/{id}',
       '/admin/v1/keys/{id}/revoke',
       '/admin/v1/keys/{id}/roll',
+      '/admin/v1/keys/{id}/usage',
     ]);
   });
 

@@ -11,12 +11,15 @@ import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminKeysController } from './admin-keys.controller.js';
 import { AdminOpenApiController } from './admin-openapi.js';
+import { AdminUsageController } from './admin-usage.controller.js';
+import { UsageService } from '../usage/usage.service.js';
 
 /** The instances of the public application the admin application shares (one database, one set of services). */
 export interface AdminShared {
   keys: ApiKeysService;
   tokens: AdminTokensService;
   audit: AuditLogService;
+  usage: UsageService;
   logger: AppLogger;
   clock: Clock;
 }
@@ -33,6 +36,7 @@ export class AdminAppModule {
       { provide: ApiKeysService, useValue: shared.keys },
       { provide: AdminTokensService, useValue: shared.tokens },
       { provide: AuditLogService, useValue: shared.audit },
+      { provide: UsageService, useValue: shared.usage },
       { provide: AppLogger, useValue: shared.logger },
       { provide: Clock, useValue: shared.clock },
       { provide: APP_FILTER, useClass: AllExceptionsFilter },
@@ -41,7 +45,7 @@ export class AdminAppModule {
     ];
     return {
       module: AdminAppModule,
-      controllers: [AdminKeysController, AdminAuditController, AdminOpenApiController],
+      controllers: [AdminKeysController, AdminUsageController, AdminAuditController, AdminOpenApiController],
       providers,
     };
   }

@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { AdminTokensService } from '../auth/admin-tokens.service.js';
+import { UsageService } from '../usage/usage.service.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { AuditLogService } from '../auth/audit-log.service.js';
 import { adminConfig, type AdminConfig } from '../config/admin.config.js';
@@ -39,6 +40,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly keys: ApiKeysService,
     private readonly tokens: AdminTokensService,
     private readonly audit: AuditLogService,
+    private readonly usage: UsageService,
     private readonly appLogger: AppLogger,
     private readonly metrics: MetricsService,
     private readonly clock: Clock,
@@ -52,6 +54,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
         keys: this.keys,
         tokens: this.tokens,
         audit: this.audit,
+        usage: this.usage,
         logger: this.appLogger,
         clock: this.clock,
       }),

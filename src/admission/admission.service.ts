@@ -13,6 +13,7 @@ import {
   type RateLimitSubject,
 } from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
+import { UsageRecorder } from '../usage/usage-recorder.js';
 
 /** What admission decided about one request (docs/api-keys.md, "Admission and rate limits"). */
 export interface Admission extends RequestAdmission {
@@ -49,6 +50,9 @@ export interface Admission extends RequestAdmission {
  *    limits: it takes one read from its budget of such reads (429 once spent), and its quota is
  *    read as its next counted request would find it. Steps 3 and 4 are as above.
  *
+ * Every request counted against a key is also recorded in the key's usage (UsageRecorder: in
+ * memory, written in batches), with whether it is refused 429.
+ *
  * The admission is stored once in the request context, where the access log, metrics and
  * idempotency read the principal.
  */
@@ -57,6 +61,7 @@ export class AdmissionService {
   constructor(
     private readonly auth: AuthService,
     private readonly limiter: RateLimiter,
+    private readonly usage: UsageRecorder,
   ) {}
 
   /** `counted: false`: a valid key is not counted against its limits (step 5). */
@@ -98,6 +103,9 @@ export class AdmissionService {
     admission.decision = decision.result.outcome;
     admission.headers = decision.headers;
     admission.refusal = decision.refusal;
+    if (admission.principal !== undefined) {
+      this.usage.record(admission.principal.keyId, decision.nowMs, decision.result.outcome !== 'allowed');
+    }
     return admission;
   }
 }

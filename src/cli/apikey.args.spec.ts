@@ -86,8 +86,35 @@ describe('apikey tool arguments', () => {
     [['set-scopes', '1']],
     [['set-scopes', '1', 'admin']],
     [['set-scopes', '1', 'pets:read,']],
+    [['usage', '1', '--to', '2026-11-02']],
+    [['usage', '1', '--from', '2026-11-01']],
+    [['usage', '--from', '2026-11-01', '--to', '2026-11-02']],
+    [['usage', '1', '--from', 'last week', '--to', '2026-11-02']],
+    [['usage', '1', '--from', '2026-11-02', '--to', '2026-11-01']],
+    [['usage', '1', '--from', '2026-11-01', '--to', '2026-11-02', '--granularity', 'minute']],
+    [['usage', '1', '--from', '2026-01-01', '--to', '2026-03-01']],
   ])('refuses %j as a usage error', (argv) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
+  });
+
+  it('parses usage with its range, by hour unless told, widened to whole periods', () => {
+    expect(parseCommand(['usage', '7', '--from', '2026-11-01', '--to', '2026-11-01T10:30:00Z'])).toEqual({
+      kind: 'usage',
+      id: 7n,
+      query: { from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-11-01T11:00:00Z'), granularity: 'hour' },
+      json: false,
+    });
+    expect(
+      parseCommand(['usage', '7', '--from', '2026-11-01', '--to', '2026-12-01', '--granularity', 'day', '--json']),
+    ).toEqual({
+      kind: 'usage',
+      id: 7n,
+      query: { from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-12-01T00:00:00Z'), granularity: 'day' },
+      json: true,
+    });
+    expect(() => parseCommand(['usage', '7', '--from', '2026-11-02', '--to', '2026-11-01'])).toThrow(
+      /^--to: to must be after from$/,
+    );
   });
 
   it('parses key lifetimes: create --expires-in, and roll with its overlap (24h unless told)', () => {

@@ -3,6 +3,7 @@ import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../auth/api
 import { PLANS, type Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import type { Scope } from '../auth/scopes.js';
+import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage.service.js';
 
 /** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */
 export const USAGE = `Usage: npm run apikey -- <command> [options]
@@ -40,6 +41,13 @@ Commands:
         All admin tokens (never the token itself) and whether each is revoked.
   admin revoke ID [--json]
         Revoke an admin token; the admin API refuses it from the next request.
+
+  usage ID --from TIME --to TIME [--granularity hour|day] [--json]
+        Requests counted against a key, and how many of them were answered 429, per UTC
+        hour (the default) or day, oldest first, for the periods that overlap [from, to).
+        TIME is an ISO-8601 date (UTC midnight) or instant with its offset: 2026-11-01,
+        2026-11-01T09:00:00Z. At most 1000 periods. Each instance writes its counts
+        every USAGE_FLUSH_MS, so the last few seconds may not be in yet.
 
 DURATION is a whole number of seconds, minutes, hours or days: 90s, 30m, 24h, 90d.
 PLAN is free (60/min, 1000/day), pro (300/min, 10000/day), business (1000/min,
@@ -87,7 +95,8 @@ export type Command =
     }
   | { kind: 'admin-create'; name: string; json: boolean }
   | { kind: 'admin-list'; json: boolean }
-  | { kind: 'admin-revoke'; id: bigint; json: boolean };
+  | { kind: 'admin-revoke'; id: bigint; json: boolean }
+  | { kind: 'usage'; id: bigint; query: UsageQuery; json: boolean };
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
@@ -121,6 +130,10 @@ const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> =
   'admin create': { options: { name: { type: 'string' } }, positionals: [] },
   'admin list': { options: {}, positionals: [] },
   'admin revoke': { options: {}, positionals: ['ID'] },
+  usage: {
+    options: { from: { type: 'string' }, to: { type: 'string' }, granularity: { type: 'string' } },
+    positionals: ['ID'],
+  },
 };
 
 /** An instant given as ISO 8601 with a time zone (2027-01-31T00:00:00Z), or never (null). */
@@ -284,6 +297,13 @@ export function parseCommand(argv: string[]): Command {
         return { kind: 'admin-list', json };
       case 'admin revoke':
         return { kind: 'admin-revoke', id: keyId(positionals[0], 'an admin token (see admin list)'), json };
+      case 'usage': {
+        const id = keyId(positionals[0]);
+        if (str('from') === undefined) throw new UsageError('usage needs --from');
+        if (str('to') === undefined) throw new UsageError('usage needs --to');
+        const query = parseUsageQuery({ from: str('from'), to: str('to'), granularity: str('granularity') });
+        return { kind: 'usage', id, query, json };
+      }
       default: {
         const id = keyId(positionals[0]);
         const limits = checkPlan(
@@ -296,6 +316,7 @@ export function parseCommand(argv: string[]): Command {
     }
   } catch (err) {
     if (err instanceof ApiKeyInputError) throw new UsageError(err.message);
+    if (err instanceof UsageQueryError) throw new UsageError(`--${err.parameter}: ${err.message}`);
     throw err;
   }
 }

@@ -19,8 +19,8 @@ const processIo: Io = {
 };
 
 /**
- * The key tool: `npm run apikey -- <command>`. Issues, lists, changes, rolls and revokes API keys, and
- * issues, lists and revokes admin tokens, in
+ * The key tool: `npm run apikey -- <command>`. Issues, lists, changes, rolls and revokes API keys,
+ * shows their usage, and issues, lists and revokes admin tokens, in
  * the database the configuration selects (DATABASE_URL, else the embedded DATA_DIR, which it
  * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 78 bad config.
  * The arguments are read in apikey.args.ts, the work done in apikey.operations.ts and shown by

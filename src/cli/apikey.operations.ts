@@ -9,6 +9,8 @@ import type { ApiKeysConfig } from '../config/api-keys.config.js';
 import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
 import { openDatabase, type Database } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
+import { KeyUsageRepository } from '../usage/key-usage.repository.js';
+import { UsageService, type UsagePeriod, type UsageQuery } from '../usage/usage.service.js';
 import type { Command } from './apikey.args.js';
 
 /** A command the tool runs against the database (everything but help). */
@@ -25,7 +27,8 @@ export type Outcome =
   | { kind: 'update'; info: ApiKeyInfo }
   | { kind: 'admin-create'; info: AdminTokenInfo; token: string }
   | { kind: 'admin-list'; tokens: AdminTokenInfo[] }
-  | { kind: 'admin-revoke'; info: AdminTokenInfo; alreadyRevoked: boolean };
+  | { kind: 'admin-revoke'; info: AdminTokenInfo; alreadyRevoked: boolean }
+  | { kind: 'usage'; id: bigint; query: UsageQuery; periods: UsagePeriod[] };
 
 /** The key (or admin token) an operation names does not exist. */
 export class NoSuchKeyError extends Error {
@@ -56,10 +59,11 @@ export class DatabaseUnreachableError extends Error {
   }
 }
 
-/** The keys and admin tokens of the configured database, through the server's own services. */
+/** The keys, their usage and the admin tokens of the configured database, through the server's own services. */
 export interface KeyStore {
   keys: ApiKeysService;
   tokens: AdminTokensService;
+  usage: UsageService;
   close(): Promise<void>;
 }
 
@@ -74,9 +78,11 @@ export async function openKeyStore(
   const db = await openDatabase(config.database, notes, 'apikey tool');
   if (config.database.databaseUrl !== undefined) await probe(db, describeDatabaseUrl(config.database.databaseUrl));
   const prisma = new PrismaService(db);
+  const keys = new ApiKeysRepository(prisma);
   return {
-    keys: new ApiKeysService(new ApiKeysRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
+    keys: new ApiKeysService(keys, new AuditLogRepository(prisma), config.apiKeys),
     tokens: new AdminTokensService(new AdminTokensRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
+    usage: new UsageService(new KeyUsageRepository(prisma), keys),
     async close() {
       try {
         await prisma.$disconnect();
@@ -99,7 +105,7 @@ async function probe(db: Database, where: string): Promise<void> {
 
 export async function perform(
   op: Operation,
-  { keys, tokens }: Pick<KeyStore, 'keys' | 'tokens'>,
+  { keys, tokens, usage }: Pick<KeyStore, 'keys' | 'tokens' | 'usage'>,
   actor: Actor,
 ): Promise<Outcome> {
   switch (op.kind) {
@@ -141,6 +147,11 @@ export async function perform(
       const done = await tokens.revoke(op.id, actor);
       if (!done) throw new NoSuchKeyError(op.id, 'admin token');
       return { kind: 'admin-revoke', ...done };
+    }
+    case 'usage': {
+      const periods = await usage.usage(op.id, op.query);
+      if (!periods) throw new NoSuchKeyError(op.id);
+      return { kind: 'usage', id: op.id, query: op.query, periods };
     }
   }
 }

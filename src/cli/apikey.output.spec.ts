@@ -146,6 +146,32 @@ describe('apikey tool output', () => {
     expect(render({ kind: 'set-plan', info: free }, true)).toBe(`${JSON.stringify(freeJson)}\n`);
   });
 
+  it("shows a key's usage as a table with its totals, or as the JSON array of periods, or says there is none", () => {
+    const query = {
+      from: new Date('2026-11-27T00:00:00Z'),
+      to: new Date('2026-11-28T00:00:00Z'),
+      granularity: 'hour' as const,
+    };
+    const periods = [
+      { period: '2026-11-27T06:00:00.000Z', requests: 1234, limited: 0 },
+      { period: '2026-11-27T07:00:00.000Z', requests: 5, limited: 3 },
+    ];
+    expect(render({ kind: 'usage', id: 7n, query, periods }, false)).toBe(
+      [
+        'HOUR                      REQUESTS  LIMITED',
+        '2026-11-27T06:00:00.000Z      1234        0',
+        '2026-11-27T07:00:00.000Z         5        3',
+        'API key 7 from 2026-11-27T00:00:00.000Z to 2026-11-28T00:00:00.000Z: 1239 requests, 3 of them answered 429.',
+        '',
+      ].join('\n'),
+    );
+    expect(render({ kind: 'usage', id: 7n, query, periods }, true)).toBe(`${JSON.stringify(periods)}\n`);
+    expect(render({ kind: 'usage', id: 7n, query, periods: [] }, false)).toBe(
+      'No requests counted against API key 7 from 2026-11-27T00:00:00.000Z to 2026-11-28T00:00:00.000Z.\n',
+    );
+    expect(render({ kind: 'usage', id: 7n, query, periods: [] }, true)).toBe('[]\n');
+  });
+
   it('explains failures in the user’s terms', () => {
     expect(explainFailure(new NoSuchKeyError(7n))).toBe('no API key has id 7');
     expect(explainFailure(new ApiKeyInputError('API key 3 is revoked; issue a new key instead'))).toBe(

@@ -106,6 +106,8 @@ export function render(outcome: Outcome, json: boolean): string {
       return outcome.alreadyRevoked
         ? `Admin token ${outcome.info.id} "${outcome.info.name}" was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
         : `Revoked admin token ${outcome.info.id} "${outcome.info.name}"; the admin API refuses it from now on.\n`;
+    case 'usage':
+      return usageText(outcome);
   }
 }
 
@@ -135,6 +137,21 @@ function tokenTable(tokens: AdminTokenInfo[]): string {
   ]);
 }
 
+/** A key's usage: one row per period with requests, then the totals of the range. */
+function usageText({ id, query, periods }: Extract<Outcome, { kind: 'usage' }>): string {
+  const range = `${query.from.toISOString()} to ${query.to.toISOString()}`;
+  if (periods.length === 0) return `No requests counted against API key ${id} from ${range}.\n`;
+  const rows = [
+    [query.granularity === 'hour' ? 'HOUR' : 'DAY', 'REQUESTS', 'LIMITED'],
+    ...periods.map((p) => [p.period, String(p.requests), String(p.limited)]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  const lines = rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+  const requests = periods.reduce((n, p) => n + p.requests, 0);
+  const limited = periods.reduce((n, p) => n + p.limited, 0);
+  return `${lines.join('\n')}\nAPI key ${id} from ${range}: ${requests} requests, ${limited} of them answered 429.\n`;
+}
+
 function expiry(info: ApiKeyInfo): string {
   return info.expiresAt ? `, expiring ${info.expiresAt.toISOString()}` : '';
 }
@@ -159,6 +176,8 @@ function asJson(outcome: Outcome): unknown {
       return outcome.tokens.map(tokenJson);
     case 'admin-revoke':
       return { ...tokenJson(outcome.info), alreadyRevoked: outcome.alreadyRevoked };
+    case 'usage':
+      return outcome.periods;
   }
 }
 

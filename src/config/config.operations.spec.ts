@@ -32,6 +32,23 @@ describe('configuration of operations', () => {
     expect(dev.health.readinessCacheMs).toBe(1000);
   });
 
+  it('reads the usage flush interval and retention, and reports every bad one together', () => {
+    expect(loadConfig({}).usage).toEqual({ usageFlushMs: 10_000, usageRetentionDays: 400 });
+    expect(loadConfig({ USAGE_FLUSH_MS: '250', USAGE_RETENTION_DAYS: '30' }).usage).toEqual({
+      usageFlushMs: 250,
+      usageRetentionDays: 30,
+    });
+    let error: unknown;
+    try {
+      loadConfig({ USAGE_FLUSH_MS: '0', USAGE_RETENTION_DAYS: 'forever' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/USAGE_FLUSH_MS/);
+    expect((error as Error).message).toMatch(/USAGE_RETENTION_DAYS/);
+  });
+
   it('reads CORS_ORIGINS as a list of exact origins, or *', () => {
     expect(loadConfig({ CORS_ORIGINS: ' https://a.example.com, http://localhost:5173 ' }).cors.corsOrigins).toEqual([
       'https://a.example.com',

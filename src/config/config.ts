@@ -38,6 +38,7 @@ import { runtimeConfig } from './runtime.config.js';
 import { serverConfig } from './server.config.js';
 import { shutdownConfig } from './shutdown.config.js';
 import { tracingConfig } from './tracing.config.js';
+import { usageConfig } from './usage.config.js';
 
 export { ConfigError, redactUrl } from './env.js';
 
@@ -57,6 +58,7 @@ export const CONFIG_SLICES = {
   apiKeys: apiKeysConfig,
   tracing: tracingConfig,
   admin: adminConfig,
+  usage: usageConfig,
 };
 
 /** The whole configuration, one validated slice per concern. */

@@ -4,13 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ShutdownConfig } from '../config/shutdown.config.js';
 import { ShutdownService } from './shutdown.service.js';
 
-/** Time allowed, after the drain, for the application's own shutdown hooks (database, Redis). */
+/** Time allowed, after the drain, for the application's own shutdown hooks (the usage write, database, Redis). */
 const CLOSE_GRACE_MS = 5000;
 
 /**
  * SIGTERM / SIGINT handling of the server process (main.ts): readiness fails at once, the
  * listener closes after SHUTDOWN_DELAY_MS, requests in flight finish (at most
- * SHUTDOWN_TIMEOUT_MS), the application closes its database and Redis connections, and the
+ * SHUTDOWN_TIMEOUT_MS), the application closes (its beforeApplicationShutdown hooks first: the
+ * usage per key still held is written; then the database and Redis connections), and the
  * process exits 0. Nest's own enableShutdownHooks is not used: it closes the application
  * without draining first, and re-raises the signal, so the exit status is not 0.
  *

@@ -22,7 +22,9 @@ export interface DrainResult {
  *     (new connections are refused), responses carry `Connection: close`, idle keep-alive
  *     connections are closed, and requests in flight run to completion, bounded by
  *     SHUTDOWN_TIMEOUT_MS, after which the remaining connections are cut;
- *  3. then the Nest application closes (database, Redis) and the process exits 0.
+ *  3. then the Nest application closes: the beforeApplicationShutdown hooks run first (the usage
+ *     per key still held is written, a purge in progress stops), then the database and Redis
+ *     close, and the process exits 0.
  */
 @Injectable()
 export class ShutdownService {

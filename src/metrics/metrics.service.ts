@@ -84,6 +84,24 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly usageFlushRows = new Counter({
+    name: 'usage_flush_rows_total',
+    help: 'Rows of usage per key and hour written by this instance (one per key and hour in each write).',
+    registers: [this.registry],
+  });
+
+  private readonly usageFlushRequests = new Counter({
+    name: 'usage_flush_requests_total',
+    help: 'Requests whose usage this instance has written to key_usage.',
+    registers: [this.registry],
+  });
+
+  private readonly usageFlushFailures = new Counter({
+    name: 'usage_flush_failures_total',
+    help: 'Writes of usage per key that failed (their counts are kept and go with the next write).',
+    registers: [this.registry],
+  });
+
   /** The histogram's child per label set, so an observation does not hash its labels again. */
   private readonly durationSeries = new Map<string, { observe(value: number): void }>();
 
@@ -138,6 +156,31 @@ export class MetricsService {
       registers: [this.registry],
       collect() {
         this.set(shared() ? 1 : 0);
+      },
+    });
+  }
+
+  /** A write of usage per key succeeded: `rows` key-hours holding `requests` requests. */
+  usageFlushed(rows: number, requests: number): void {
+    this.usageFlushRows.inc(rows);
+    this.usageFlushRequests.inc(requests);
+  }
+
+  usageFlushFailed(): void {
+    this.usageFlushFailures.inc();
+  }
+
+  /**
+   * Reports, at every scrape, the seconds since this instance last wrote its usage counts (or
+   * found none to write): `usage_flush_lag_seconds`, about USAGE_FLUSH_MS at most while writes succeed.
+   */
+  usageFlushLag(seconds: () => number): void {
+    new Gauge({
+      name: 'usage_flush_lag_seconds',
+      help: 'Seconds since this instance last wrote its usage per key (or had none to write); grows while writes fail.',
+      registers: [this.registry],
+      collect() {
+        this.set(seconds());
       },
     });
   }

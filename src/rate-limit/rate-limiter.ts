@@ -82,6 +82,8 @@ const WINDOW_WORDS: Record<string, string> = { minute: 'per minute', day: 'per d
 /** One request counted against its subject: the store's decision, the headers, and the 429 if refused. */
 export interface RateLimitDecision {
   result: ConsumeResult;
+  /** The instant the request was counted at (Unix milliseconds, from the Clock). */
+  nowMs: number;
   headers: RateLimitHeaders;
   refusal?: ApiError;
 }
@@ -124,7 +126,7 @@ export class RateLimiter {
       banThreshold: this.config.rateLimitBanThreshold,
       banMs: this.config.rateLimitBanSeconds * 1000,
     });
-    const decision: RateLimitDecision = { result, headers: rateLimitHeaders(result, nowMs) };
+    const decision: RateLimitDecision = { result, nowMs, headers: rateLimitHeaders(result, nowMs) };
     if (result.outcome !== 'allowed') {
       decision.refusal = this.refusal(result, nowMs, subject);
       this.metrics.rateLimitRejected(subject.plan, decision.refusal.code as RateLimitRejection);
