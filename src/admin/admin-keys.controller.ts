@@ -16,7 +16,7 @@ import { CreateKeyDto, DEFAULT_OVERLAP_SECONDS, RollKeyDto, UpdateKeyDto } from 
 import { IssuedKeyDto, KeyDto, keyJson } from './dto/key.dto.js';
 import { AdminListQueryDto } from './dto/list-query.dto.js';
 
-const ID_PARAM = {
+export const ID_PARAM = {
   name: 'id',
   description: 'The key’s id (int64).',
   schema: { type: 'string', pattern: '^[1-9][0-9]{0,18}$' },
@@ -24,7 +24,7 @@ const ID_PARAM = {
 } as const;
 
 /** Path parameter id: a decimal int64 from 1 to 2^63-1, else 400 invalid_parameter. */
-function keyId(raw: string): bigint {
+export function keyId(raw: string): bigint {
   const id = parsePositiveInt64(raw);
   if (id === null) {
     throw new ApiError(400, 'invalid_parameter', 'id must be an integer from 1 to 9223372036854775807.', {
@@ -36,6 +36,16 @@ function keyId(raw: string): bigint {
 
 function noSuchKey(id: bigint): ApiError {
   return new ApiError(404, 'not_found', `No API key has id ${id}.`);
+}
+
+/** The errors of a change to one key with a JSON body (update, roll). */
+function KeyChangeErrors(): MethodDecorator & ClassDecorator {
+  return AdminErrorResponses(
+    { status: 400, codes: ['validation_failed', 'malformed_json', 'invalid_parameter'] },
+    404,
+    413,
+    415,
+  );
 }
 
 /** What ApiKeysService refuses becomes 400 validation_failed, in its own words (as the key tool prints them). */
@@ -140,16 +150,11 @@ export class AdminKeysController {
     operationId: 'updateKey',
     summary: 'Change an API key',
     description:
-      'Changes the fields given (name, plan, perMinute, perDay, expiresAt); the others stay. Every instance applies it within 5 s. Records `key.updated` with each changed field; a change to a revoked key is refused.',
+      'Changes the fields given (name, plan, perMinute, perDay, expiresAt, scopes); the others stay. Every instance applies it within 5 s. Records `key.updated` with each changed field; a change to a revoked key is refused.',
   })
   @ApiParam(ID_PARAM)
   @ApiResponse({ status: 200, description: 'The key as changed.', type: KeyDto })
-  @AdminErrorResponses(
-    { status: 400, codes: ['validation_failed', 'malformed_json', 'invalid_parameter'] },
-    404,
-    413,
-    415,
-  )
+  @KeyChangeErrors()
   @JsonBody()
   async update(@Param('id') raw: string, @Body() body: UpdateKeyDto, @AdminActor() actor: string): Promise<KeyDto> {
     const id = keyId(raw);
@@ -183,12 +188,7 @@ export class AdminKeysController {
   })
   @ApiParam(ID_PARAM)
   @ApiResponse({ status: 200, description: 'The key, with its new secret.', type: IssuedKeyDto })
-  @AdminErrorResponses(
-    { status: 400, codes: ['validation_failed', 'malformed_json', 'invalid_parameter'] },
-    404,
-    413,
-    415,
-  )
+  @KeyChangeErrors()
   @JsonBody()
   async roll(@Param('id') raw: string, @Body() body: RollKeyDto, @AdminActor() actor: string): Promise<IssuedKeyDto> {
     const id = keyId(raw);

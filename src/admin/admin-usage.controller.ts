@@ -4,8 +4,8 @@ import { IsOptional, IsString } from 'class-validator';
 import { ApiError } from '../errors/api-error.js';
 import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { PureQuery } from '../http/api-validation.pipe.js';
-import { parsePositiveInt64 } from '../json/int64.js';
 import { GRANULARITIES, parseUsageQuery, UsageQueryError, UsageService } from '../usage/usage.service.js';
+import { ID_PARAM, keyId } from './admin-keys.controller.js';
 import { ADMIN_BEARER_SCHEME, ADMIN_BASE_PATH } from './admin-paths.js';
 
 /** Query of a key's usage: the range and the period size, each at most once. */
@@ -56,20 +56,11 @@ export class AdminUsageController {
     description:
       'Requests counted against the key and how many were answered 429, per UTC hour or day, oldest first; periods without requests are left out. At most 1000 periods. Each instance writes its counts every USAGE_FLUSH_MS, so the last seconds may not be in yet.',
   })
-  @ApiParam({
-    name: 'id',
-    description: 'The key’s id (int64).',
-    schema: { type: 'string', pattern: '^[1-9][0-9]{0,18}$' },
-  })
+  @ApiParam(ID_PARAM)
   @ApiResponse({ status: 200, description: 'The periods with requests.', type: UsagePeriodDto, isArray: true })
   @AdminErrorResponses({ status: 400, codes: ['invalid_parameter', 'unknown_parameter'] }, 404)
   async get(@Param('id') raw: string, @Query() query: UsageQueryDto): Promise<UsagePeriodDto[]> {
-    const id = parsePositiveInt64(raw);
-    if (id === null) {
-      throw new ApiError(400, 'invalid_parameter', 'id must be an integer from 1 to 9223372036854775807.', {
-        details: [{ field: 'id', message: 'id must be an integer from 1 to 9223372036854775807' }],
-      });
-    }
+    const id = keyId(raw);
     let periods: UsagePeriodDto[] | null;
     try {
       periods = await this.usage.usage(id, parseUsageQuery(query));
