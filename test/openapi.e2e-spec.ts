@@ -128,6 +128,7 @@ describe('OpenAPI document', () => {
       ['validation_failed', 400],
       ['malformed_json', 400],
       ['invalid_parameter', 400],
+      ['unknown_parameter', 400],
     ]);
     expect(codes(createPet['413'])).toEqual([['payload_too_large', 413]]);
     expect(codes(createPet['415'])).toEqual([['unsupported_media_type', 415]]);

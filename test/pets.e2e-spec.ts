@@ -137,6 +137,26 @@ describeEachDatabase('pets API on %s', (kind) => {
       expectErrorBody(latin, 415, 'unsupported_media_type');
     });
 
+    it('refuses a query parameter, which createPet takes none of, and stores nothing', async () => {
+      const before = await http.get('/v1/pets?limit=100');
+      const res = await http
+        .post('/v1/pets?status=sold')
+        .set('Content-Type', 'application/json')
+        .set('Idempotency-Key', '"query-refused"')
+        .send(JSON.stringify({ name: 'Rex', categoryId: 3 }));
+      expectErrorBody(res, 400, 'unknown_parameter', /status/);
+      const after = await http.get('/v1/pets?limit=100');
+      expect(after.body).toEqual(before.body);
+      // The refusal leaves the Idempotency-Key free for the corrected request.
+      const retried = await http
+        .post('/v1/pets')
+        .set('Content-Type', 'application/json')
+        .set('Idempotency-Key', '"query-refused"')
+        .send(JSON.stringify({ name: 'Rex', categoryId: 3 }));
+      expect(retried.status).toBe(201);
+      expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    });
+
     it('answers 413 for a body over 16 KiB and stores nothing', async () => {
       const before = await http.get('/v1/pets?limit=100');
       const res = await post({ name: 'x', categoryId: 1, pad: 'y'.repeat(17 * 1024) });

@@ -78,11 +78,16 @@ export class PetsController {
       },
     },
   })
-  @ApiErrorResponses({ status: 400, codes: ['validation_failed', 'malformed_json', 'invalid_parameter'] }, 413, 415)
+  @ApiErrorResponses(
+    { status: 400, codes: ['validation_failed', 'malformed_json', 'invalid_parameter', 'unknown_parameter'] },
+    413,
+    415,
+  )
   @Idempotent('createPet')
   @JsonBody()
   async create(
     @Body() body: CreatePetDto,
+    @Query(NoQueryParametersPipe) _query: void,
     @Res({ passthrough: true }) res: Response,
     @IdempotentCallParam() idempotency?: IdempotentCall,
   ): Promise<Pet> {

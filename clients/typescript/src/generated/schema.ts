@@ -375,7 +375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`). */
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `invalid_parameter`, `unknown_parameter`). */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
