@@ -215,6 +215,7 @@ describe(`two instances behind HAProxy (${haproxyVersion()}), on PostgreSQL and 
         code: 'rate_limit_exceeded',
         message: expect.any(String),
         status: 429,
+        requestId: refused!.headers['x-request-id'],
       });
       expect(Number(refused!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 
