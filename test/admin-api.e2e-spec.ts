@@ -257,7 +257,7 @@ describeEachDatabase('the admin API on %s', (kind) => {
       [{ name: 7 }, /name must be a string/],
       [{ expiresAt: '2001-01-01T00:00:00Z' }, /expiresAt must be in the future/],
       [{ expiresAt: 'tomorrow' }, /expiresAt must be an ISO 8601 instant/],
-      [{ perMinute: 1.5 }, /perMinute must be (an integer|from 1 to)/],
+      [{ perMinute: 1.5 }, /perMinute must be an integer/],
       [{}, /at least one of/],
     ] as const) {
       expectErrorBody(await admin().patch(path).set(auth()).send(body), 400, 'validation_failed', message);

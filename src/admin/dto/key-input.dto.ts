@@ -25,9 +25,10 @@ class KeyFieldsDto {
     description: 'Enterprise only: its own requests per minute.',
   })
   @ValidateIf((o: KeyFieldsDto) => o.perMinute !== undefined)
-  @IsInt({ message: 'perMinute must be an integer' })
   @Min(1, { message: `perMinute must be from 1 to ${MAX_CUSTOM_LIMIT}` })
   @Max(MAX_CUSTOM_LIMIT, { message: `perMinute must be from 1 to ${MAX_CUSTOM_LIMIT}` })
+  // Nearest the field, so checked and reported first: a fraction is "not an integer".
+  @IsInt({ message: 'perMinute must be an integer' })
   perMinute?: number;
 
   @ApiPropertyOptional({
@@ -37,9 +38,10 @@ class KeyFieldsDto {
     description: 'Enterprise only: its own requests per UTC day.',
   })
   @ValidateIf((o: KeyFieldsDto) => o.perDay !== undefined)
-  @IsInt({ message: 'perDay must be an integer' })
   @Min(1, { message: `perDay must be from 1 to ${MAX_CUSTOM_LIMIT}` })
   @Max(MAX_CUSTOM_LIMIT, { message: `perDay must be from 1 to ${MAX_CUSTOM_LIMIT}` })
+  // Nearest the field, so checked and reported first: a fraction is "not an integer".
+  @IsInt({ message: 'perDay must be an integer' })
   perDay?: number;
 
   @ApiPropertyOptional({
