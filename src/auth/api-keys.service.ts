@@ -51,6 +51,28 @@ export function keyState(info: Pick<ApiKeyInfo, 'revokedAt' | 'expiresAt'>, now:
   return left <= EXPIRING_WITHIN_MS ? 'expiring' : 'active';
 }
 
+/**
+ * A key as both doors show it (the admin API's records, the key tool's --json): never the
+ * secret or its hash; instants in ISO 8601, the state at `now`.
+ */
+export function keyRecord(info: ApiKeyInfo, now: Date) {
+  return {
+    id: info.id,
+    name: info.name,
+    plan: info.plan,
+    perMinute: info.perMinute,
+    perDay: info.perDay,
+    prefix: info.prefix,
+    createdAt: info.createdAt.toISOString(),
+    lastUsedAt: info.lastUsedAt?.toISOString() ?? null,
+    revokedAt: info.revokedAt?.toISOString() ?? null,
+    expiresAt: info.expiresAt?.toISOString() ?? null,
+    previousSecretExpiresAt: info.previousExpiresAt?.toISOString() ?? null,
+    scopes: info.scopes,
+    state: keyState(info, now),
+  };
+}
+
 /** What authentication needs of a stored key, found by the hash of one of its secrets. */
 export interface StoredApiKey {
   id: bigint;

@@ -1,27 +1,13 @@
 import { ApiKeyInputError } from '../auth/api-key-input.js';
 import type { AdminTokenInfo } from '../auth/admin-tokens.service.js';
-import { ApiKeyInfo, keyState } from '../auth/api-keys.service.js';
+import { ApiKeyInfo, keyRecord, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import { DatabaseUnreachableError, NoSuchKeyError, Outcome } from './apikey.operations.js';
 
-/** A key as the tool shows it: never the secret or its hash. Ids are small, so JSON numbers. */
+/** A key as the tool shows it (keyRecord). Ids are small, so JSON numbers. */
 function toJson(info: ApiKeyInfo, now: Date) {
-  return {
-    id: Number(info.id),
-    name: info.name,
-    plan: info.plan,
-    perMinute: info.perMinute,
-    perDay: info.perDay,
-    prefix: info.prefix,
-    createdAt: info.createdAt.toISOString(),
-    lastUsedAt: info.lastUsedAt?.toISOString() ?? null,
-    revokedAt: info.revokedAt?.toISOString() ?? null,
-    expiresAt: info.expiresAt?.toISOString() ?? null,
-    previousSecretExpiresAt: info.previousExpiresAt?.toISOString() ?? null,
-    scopes: info.scopes,
-    state: keyState(info, now),
-  };
+  return { ...keyRecord(info, now), id: Number(info.id) };
 }
 
 /** The STATE column: the state and the instant it refers to, and a rolled secret still in its overlap. */

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PLANS, type Plan } from '../../auth/auth.types.js';
-import { keyState, type ApiKeyInfo, type ApiKeyState } from '../../auth/api-keys.service.js';
+import { keyRecord, type ApiKeyInfo, type ApiKeyState } from '../../auth/api-keys.service.js';
 import { INT64_MAX } from '../../json/int64.js';
 import { SCOPES } from '../../auth/scopes.js';
 
@@ -87,19 +87,5 @@ export class IssuedKeyDto extends KeyDto {
 }
 
 export function keyJson(info: ApiKeyInfo, now: Date): KeyDto {
-  return {
-    id: info.id,
-    name: info.name,
-    plan: info.plan,
-    perMinute: info.perMinute,
-    perDay: info.perDay,
-    prefix: info.prefix,
-    createdAt: info.createdAt.toISOString(),
-    lastUsedAt: info.lastUsedAt?.toISOString() ?? null,
-    revokedAt: info.revokedAt?.toISOString() ?? null,
-    expiresAt: info.expiresAt?.toISOString() ?? null,
-    previousSecretExpiresAt: info.previousExpiresAt?.toISOString() ?? null,
-    scopes: info.scopes,
-    state: keyState(info, now),
-  };
+  return keyRecord(info, now);
 }
