@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsArray, IsIn, IsInt, IsISO8601, IsString, Max, Min, ValidateIf } from 'class-validator';
 import { MAX_NAME_LENGTH } from '../../auth/api-key-input.js';
@@ -13,35 +14,30 @@ export const DEFAULT_OVERLAP_SECONDS = 86_400;
 const ISO_INSTANT = { strict: true, strictSeparator: true } as const;
 
 /**
+ * An enterprise key's own limit: an integer from 1 to MAX_CUSTOM_LIMIT. The integer check is
+ * applied first, so a fraction is reported as "not an integer" rather than out of range.
+ */
+function CustomLimit(field: 'perMinute' | 'perDay', description: string): PropertyDecorator {
+  const range = `${field} must be from 1 to ${MAX_CUSTOM_LIMIT}`;
+  return applyDecorators(
+    IsInt({ message: `${field} must be an integer` }),
+    Max(MAX_CUSTOM_LIMIT, { message: range }),
+    Min(1, { message: range }),
+    ValidateIf((o: Record<string, unknown>) => o[field] !== undefined),
+    ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_CUSTOM_LIMIT, description }),
+  );
+}
+
+/**
  * The fields shared by issuing and changing a key. These rules check types and shapes; the rules
  * of what a key may hold (a plan's limits, an expiry in the future) are ApiKeysService's, the same
  * for the key tool.
  */
 class KeyFieldsDto {
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_CUSTOM_LIMIT,
-    description: 'Enterprise only: its own requests per minute.',
-  })
-  @ValidateIf((o: KeyFieldsDto) => o.perMinute !== undefined)
-  @Min(1, { message: `perMinute must be from 1 to ${MAX_CUSTOM_LIMIT}` })
-  @Max(MAX_CUSTOM_LIMIT, { message: `perMinute must be from 1 to ${MAX_CUSTOM_LIMIT}` })
-  // Nearest the field, so checked and reported first: a fraction is "not an integer".
-  @IsInt({ message: 'perMinute must be an integer' })
+  @CustomLimit('perMinute', 'Enterprise only: its own requests per minute.')
   perMinute?: number;
 
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_CUSTOM_LIMIT,
-    description: 'Enterprise only: its own requests per UTC day.',
-  })
-  @ValidateIf((o: KeyFieldsDto) => o.perDay !== undefined)
-  @Min(1, { message: `perDay must be from 1 to ${MAX_CUSTOM_LIMIT}` })
-  @Max(MAX_CUSTOM_LIMIT, { message: `perDay must be from 1 to ${MAX_CUSTOM_LIMIT}` })
-  // Nearest the field, so checked and reported first: a fraction is "not an integer".
-  @IsInt({ message: 'perDay must be an integer' })
+  @CustomLimit('perDay', 'Enterprise only: its own requests per UTC day.')
   perDay?: number;
 
   @ApiPropertyOptional({
