@@ -1,7 +1,6 @@
-import { isIP } from 'node:net';
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { int, optional, type Reader } from './env.js';
-import { checkListenHost } from './listen-address.js';
+import { int, optional } from './env.js';
+import { checkListenHost, listenHostShape } from './listen-address.js';
 import { serverConfig } from './server.config.js';
 
 /**
@@ -25,7 +24,7 @@ export const adminConfig = defineConfig(
       /** Serve the admin API on this port (a listener of its own); undefined: no admin API. */
       adminPort,
       /** Interface the admin listener binds: loopback unless the operator opens it. */
-      adminHost: host(env, optional(env, 'ADMIN_HOST') ?? '127.0.0.1'),
+      adminHost: listenHostShape(env, 'ADMIN_HOST', optional(env, 'ADMIN_HOST') ?? '127.0.0.1'),
     };
   },
   async (admin, env) => {
@@ -34,16 +33,5 @@ export const adminConfig = defineConfig(
     }
   },
 );
-
-function host(env: Reader, value: string): string {
-  if (isIP(value) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)) {
-    env.problem(
-      `ADMIN_HOST must be an IP address or a host name to listen on, got "${value.slice(0, 100)}"`,
-      'ADMIN_HOST',
-    );
-    return '127.0.0.1';
-  }
-  return value;
-}
 
 export type AdminConfig = ConfigOf<typeof adminConfig>;

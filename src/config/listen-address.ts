@@ -6,6 +6,18 @@ import type { Reader } from './env.js';
 /** How long a listen address's name may take to resolve at start-up before it is refused. */
 export const LOOKUP_TIMEOUT_MS = 5000;
 
+/**
+ * `value` if it has the shape of a listen address (an IP address or a host name), else a problem
+ * naming the variable `name` and loopback in its place; checkListenHost then resolves it.
+ */
+export function listenHostShape(env: Reader, name: string, value: string): string {
+  if (isIP(value) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)) {
+    env.problem(`${name} must be an IP address or a host name to listen on, got "${value.slice(0, 100)}"`, name);
+    return '127.0.0.1';
+  }
+  return value;
+}
+
 /** Whether `address` (an IP address) can be listened on here: a wildcard or one of this machine's. */
 function isLocalAddress(address: string): boolean {
   if (address === '0.0.0.0' || address === '::') return true;

@@ -1,7 +1,6 @@
-import { isIP } from 'node:net';
 import { defineConfig, type ConfigOf } from './define-config.js';
-import { int, optional, type Reader } from './env.js';
-import { checkListenHost } from './listen-address.js';
+import { int, optional } from './env.js';
+import { checkListenHost, listenHostShape } from './listen-address.js';
 import { runtimeConfig } from './runtime.config.js';
 import { serverConfig } from './server.config.js';
 
@@ -40,7 +39,7 @@ export const metricsConfig = defineConfig(
        * Interface the METRICS_PORT listener binds: loopback unless the operator opens it (a
        * scraper on another host needs e.g. 0.0.0.0, and then METRICS_TOKEN).
        */
-      metricsHost: host(env, optional(env, 'METRICS_HOST') ?? '127.0.0.1'),
+      metricsHost: listenHostShape(env, 'METRICS_HOST', optional(env, 'METRICS_HOST') ?? '127.0.0.1'),
       /** Bearer token /metrics requires; undefined: open (keep it off the public network). */
       metricsToken,
       /** Serve /metrics on this port only (a listener of its own), not on PORT. */
@@ -53,16 +52,5 @@ export const metricsConfig = defineConfig(
     }
   },
 );
-
-function host(env: Reader, value: string): string {
-  if (isIP(value) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(value)) {
-    env.problem(
-      `METRICS_HOST must be an IP address or a host name to listen on, got "${value.slice(0, 100)}"`,
-      'METRICS_HOST',
-    );
-    return '127.0.0.1';
-  }
-  return value;
-}
 
 export type MetricsConfig = ConfigOf<typeof metricsConfig>;
