@@ -379,13 +379,11 @@ describeIfPostgres('rate limits while the database is down', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
-    const url = new URL(db.env.DATABASE_URL);
-    proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
-    url.hostname = '127.0.0.1';
-    url.port = String(await proxy.start());
+    const proxied = await TcpProxy.forDatabase(db.env.DATABASE_URL);
+    proxy = proxied.proxy;
     app = await startTestApp(db, {
       clock: new FakeClock(),
-      env: { DATABASE_URL: url.toString(), DB_CONNECT_TIMEOUT_MS: '500', API_KEY_CACHE_TTL_MS: '4000' },
+      env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT_MS: '500', API_KEY_CACHE_TTL_MS: '4000' },
     });
   });
 

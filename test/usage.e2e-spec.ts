@@ -176,13 +176,10 @@ describeIfPostgres('usage writes while PostgreSQL is unreachable', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
-    const url = new URL(db.env.DATABASE_URL);
-    proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
-    const port = await proxy.start();
-    url.hostname = '127.0.0.1';
-    url.port = String(port);
+    const proxied = await TcpProxy.forDatabase(db.env.DATABASE_URL);
+    proxy = proxied.proxy;
     app = await startTestApp(db, {
-      env: { DATABASE_URL: url.toString(), DB_CONNECT_TIMEOUT_MS: '500', USAGE_FLUSH_MS: '600000' },
+      env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT_MS: '500', USAGE_FLUSH_MS: '600000' },
     });
   });
 

@@ -16,6 +16,15 @@ export class TcpProxy {
     private readonly targetPort: number,
   ) {}
 
+  /** A started proxy in front of the server of `databaseUrl`, and the URL that reaches it through the proxy. */
+  static async forDatabase(databaseUrl: string): Promise<{ proxy: TcpProxy; url: string }> {
+    const url = new URL(databaseUrl);
+    const proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
+    url.hostname = '127.0.0.1';
+    url.port = String(await proxy.start());
+    return { proxy, url: url.toString() };
+  }
+
   async start(port = this.port): Promise<number> {
     this.frozen = false;
     this.server = net.createServer((client) => {
