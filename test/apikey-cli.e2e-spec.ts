@@ -1,34 +1,15 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { USAGE } from '../src/cli/apikey.args.js';
 import { buildService, RunningService, startService } from './support/built-service.js';
+import { runKeyTool } from './support/key-tool.js';
 import { waitFor } from './support/wait-for.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 
 /** The key tool as a user runs it (`npm run apikey -- …` is `node dist/cli/apikey.js …`). */
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tool(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(path.dirname(buildService()), 'cli/apikey.js'), ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const tool = runKeyTool;
 
 /** Runs the tool with --json and returns the one JSON line it printed. */
 async function json<T>(args: string[], env: Record<string, string>): Promise<T> {

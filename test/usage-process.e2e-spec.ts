@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import pg from 'pg';
 import { issueApiKeyIn } from './support/api-keys.js';
 import { buildService, RunningService, startService } from './support/built-service.js';
+import { runKeyTool } from './support/key-tool.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { sample } from './support/metrics-text.js';
 import { redisEnv, redisUrl } from './support/redis-env.js';
@@ -29,23 +28,7 @@ interface Period {
 }
 
 /** `npm run apikey -- …` as a user runs it (the built `cli/apikey.js`). */
-function tool(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(path.dirname(buildService()), 'cli/apikey.js'), ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const tool = runKeyTool;
 
 /** The key's usage over the day range around now, by hour, read with `apikey usage --json`. */
 async function usageOf(env: Record<string, string>, id: string): Promise<Period[]> {
