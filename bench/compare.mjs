@@ -8,7 +8,7 @@ import { get } from './processes.mjs';
 import { summarise } from './profile-summary.mjs';
 import { aggregate, countStatuses } from './report.mjs';
 import { bindScenario } from './scenarios.mjs';
-import { ORDER, distModule } from './settings.mjs';
+import { CAPACITY, FIXED, ORDER, RATE, distModule } from './settings.mjs';
 
 /**
  * The cursor of a real page in the middle of the data: the Link header's next cursor of the
@@ -40,9 +40,37 @@ export async function bindAll(scenarios, servers, key, keys) {
 }
 
 /**
- * Runs the bound `scenarios` on `servers`. Returns the table's rows, the profiled runs of the scenarios
- * named in `profiles`, and per scenario the service's responses by status code over all its runs.
- * `settle`, when given, runs after each measured run, before the next.
+ * Each of `names` runs `scenario` twice, the second pass in the reverse order, so drift (table
+ * growth, caches, a neighbour's load) does not favour whoever goes first. Returns the runs by server.
+ */
+async function alternate(servers, names, scenario, key, { rate, settle }) {
+  const per = Object.fromEntries(names.map((n) => [n, []]));
+  const order = [...names, ...[...names].reverse()];
+  for (const [i, name] of order.entries()) {
+    const r = await measure(servers[name], scenario, key, { rate });
+    if (settle) r.settleMs = await settle();
+    per[name].push({ pass: i < names.length ? 1 : 2, ...r });
+  }
+  return per;
+}
+
+/**
+ * The rate of the fixed-rate phase: BENCH_RATE, else half the capacity the service (else the
+ * first server the table has) showed in this scenario's capacity runs.
+ */
+function fixedRate(capacityRows) {
+  if (RATE > 0) return RATE;
+  const by = (n) => capacityRows.find((r) => r.server === n)?.reqPerSec;
+  const capacity = by('service') ?? by('candidate') ?? by('floor') ?? by('raw') ?? capacityRows[0]?.reqPerSec;
+  return Math.max(1, Math.round((capacity ?? 2) / 2));
+}
+
+/**
+ * Runs the bound `scenarios` on `servers`: per scenario the capacity phase, then the fixed-rate
+ * phase (settings.mjs, RATE). Returns the table's rows (`phase` 'capacity' or 'fixed'), the
+ * profiled runs of the scenarios named in `profiles` (at the fixed rate when that phase runs), and
+ * per scenario the service's responses by status code over all its runs. `settle`, when given,
+ * runs after each measured run, before the next.
  */
 export async function compare(servers, scenarios, key, { profiles = [], loadAverages = [], settle = null } = {}) {
   const rows = [];
@@ -50,44 +78,48 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
   const statusChecks = {};
   for (const scenario of scenarios) {
     const names = ORDER.filter((n) => servers[n]);
-    // Twice each, the second pass in the reverse order, so drift (table growth, caches, a
-    // neighbour's load) does not favour whoever goes first.
-    const per = Object.fromEntries(names.map((n) => [n, []]));
-    const order = [...names, ...[...names].reverse()];
     const before = os.loadavg()[0];
-    for (const [i, name] of order.entries()) {
-      const r = await measure(servers[name], scenario, key);
-      if (settle) r.settleMs = await settle();
-      per[name].push({ pass: i < names.length ? 1 : 2, ...r });
-    }
-    loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });
-    const scenarioRows = names.map((n) => aggregate(scenario, n, per[n]));
-    const rate = (n) => scenarioRows.find((r) => r.server === n)?.reqPerSec ?? null;
-    // Against a server that answered nothing in its runs (the peer's slowest plans), any answer
-    // is infinitely more.
-    const vs = (r, other) => {
-      const base = r.server === other ? null : rate(other);
-      if (base === null) return null;
-      return base > 0 ? r.reqPerSec / base : r.reqPerSec > 0 ? Infinity : null;
+    const serviceRuns = [];
+    const phase = (name, per, rate) => {
+      const phaseRows = names.map((n) => ({ ...aggregate(scenario, n, per[n]), phase: name, rate }));
+      const of = (n) => phaseRows.find((r) => r.server === n);
+      // Capacity compares req/s; the fixed rate, where every server serves the same requests, CPU
+      // per request of the server's process (the other way round: the service's µs over raw's).
+      const figure = name === 'capacity' ? (r) => r.reqPerSec : (r) => r.cpuUsPerReq;
+      const vs = (r, other) => {
+        const base = r.server === other ? undefined : of(other);
+        if (!base || typeof figure(base) !== 'number' || typeof figure(r) !== 'number') return null;
+        // Against a server that answered nothing in its runs (the peer's slowest plans), any answer
+        // is infinitely more.
+        return figure(base) > 0 ? figure(r) / figure(base) : figure(r) > 0 ? Infinity : null;
+      };
+      for (const r of phaseRows) {
+        r.vsRaw = vs(r, 'raw');
+        r.vsFloor = vs(r, 'floor');
+        r.vsPeer = vs(r, 'peer');
+        r.vsService = r.server === 'candidate' ? vs(r, 'service') : null;
+      }
+      rows.push(...phaseRows);
+      serviceRuns.push(...(per.service ?? []));
+      return phaseRows;
     };
-    for (const r of scenarioRows) {
-      r.vsRaw = vs(r, 'raw');
-      r.vsFloor = vs(r, 'floor');
-      r.vsPeer = vs(r, 'peer');
-      r.vsService = r.server === 'candidate' ? vs(r, 'service') : null;
-    }
-    rows.push(...scenarioRows);
-    const serviceRuns = [...(per.service ?? [])];
+    const capacityRows = CAPACITY
+      ? phase('capacity', await alternate(servers, names, scenario, key, { settle }), 0)
+      : [];
+    const rate = FIXED ? fixedRate(capacityRows) : 0;
+    if (FIXED) phase('fixed', await alternate(servers, names, scenario, key, { rate, settle }), rate);
+    loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });
 
     // One more run each under the CPU profiler, not in the table (profiling costs a few %).
     if (profiles.includes(scenario.name)) {
       for (const name of ['service', 'floor', 'peer'].filter((n) => servers[n])) {
-        const r = await measure(servers[name], scenario, key, { profile: true });
+        const r = await measure(servers[name], scenario, key, { profile: true, rate });
         if (name === 'service') serviceRuns.push(r);
         ledgers.push({
           scenario: scenario.name,
           name,
           file: r.profileFile,
+          rate,
           cpuUsPerReq: r.cpuUsPerReq,
           reqPerSec: r.reqPerSec,
           ledger: ledger(r.profile),

@@ -6,11 +6,15 @@ import autocannon from 'autocannon';
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuMsOf, lineCount, memoryOf } from './processes.mjs';
-import { CONNECTIONS, DURATION, RATE, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
+import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf } from './processes.mjs';
+import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
-/** One autocannon run against a server, with the server's memory and CPU sampled meanwhile. */
-export async function load(server, scenario, key, seconds) {
+/**
+ * One autocannon run against a server, with the server's memory and CPU sampled meanwhile, and
+ * the CPU PostgreSQL and Redis used. `rate`: requests a second over all connections (autocannon's
+ * overallRate), 0 for as fast as the server answers.
+ */
+export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
   let peakRss = 0;
   const sample = () => {
     const m = memoryOf(server.child.pid);
@@ -18,11 +22,12 @@ export async function load(server, scenario, key, seconds) {
   };
   const timer = setInterval(sample, 100);
   const cpu0 = cpuMsOf(server.child.pid);
+  const infra0 = infraCpu();
   const lines0 = server.name === 'service' ? lineCount(server.logFile) : 0;
   const result = await autocannon({
     url: server.url,
     connections: CONNECTIONS,
-    ...(RATE > 0 && { overallRate: RATE }),
+    ...(rate > 0 && { overallRate: rate }),
     duration: seconds,
     headers: { authorization: `Bearer ${key}` },
     requests: [scenario.request],
@@ -30,6 +35,7 @@ export async function load(server, scenario, key, seconds) {
   // Read at once: the RSS the load left behind, before the process has idled and given any back.
   const after = memoryOf(server.child.pid);
   const cpu1 = cpuMsOf(server.child.pid);
+  const infra = infraCpuSince(infra0);
   clearInterval(timer);
   sample();
   const total = result.requests.total;
@@ -51,6 +57,8 @@ export async function load(server, scenario, key, seconds) {
     rssAfterMiB: after ? Math.round(after.rss) : null,
     peakRssMiB: peakRss ? Math.round(peakRss) : null,
     cpuUsPerReq: cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1 - cpu0) * 1000) / total) : null,
+    pgCpuUsPerReq: infra.postgres !== null && total > 0 ? Math.round((infra.postgres * 1000) / total) : null,
+    redisCpuUsPerReq: infra.redis !== null && total > 0 ? Math.round((infra.redis * 1000) / total) : null,
     logLinesPerReq:
       server.name === 'service' && total > 0
         ? Math.round(((lineCount(server.logFile) - lines0) / total) * 100) / 100
@@ -98,18 +106,19 @@ export async function gcWindow(server) {
 }
 
 /**
- * A measured run: warm-up, then the probe's window opened, the load, the window closed. With
- * `profile`, V8's CPU profiler runs during the load (bench/cpu-profiler.mjs) and the run returns
- * the profile as well.
+ * A measured run: warm-up, then the probe's window opened, the load, the window closed, both at
+ * `rate` (0: as fast as the server answers). With `profile`, V8's CPU profiler runs during the
+ * load (bench/cpu-profiler.mjs) and the run returns the profile as well.
  */
-export async function measure(server, scenario, key, { profile = false, quiet = false } = {}) {
-  const warmup = WARMUP > 0 ? await load(server, scenario, key, WARMUP) : null;
+export async function measure(server, scenario, key, { profile = false, quiet = false, rate = 0 } = {}) {
+  const warmup = WARMUP > 0 ? await load(server, scenario, key, WARMUP, { rate }) : null;
   await gcWindow(server); // discards the warm-up's pauses
   if (profile) {
     rmSync(server.profileFile, { force: true });
     server.child.kill('SIGUSR2'); // starts the profiler
   }
-  const r = await load(server, scenario, key, DURATION);
+  const r = await load(server, scenario, key, DURATION, { rate });
+  r.rate = rate;
   if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
   r.loop = await gcWindow(server);
   r.warmup = warmup && {
@@ -138,8 +147,9 @@ export async function measure(server, scenario, key, { profile = false, quiet = 
   }
   if (!quiet)
     log(
-      `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
-        `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req, ` +
+      `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${rate > 0 ? `at ${rate}: ` : ''}${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
+        `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req` +
+        `${r.pgCpuUsPerReq !== null ? ` (+ PostgreSQL ${r.pgCpuUsPerReq}, Redis ${r.redisCpuUsPerReq ?? '–'})` : ''}, ` +
         `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${fullCollections(r.loop.gc)}${profile ? ' (profiled)' : ''}`,
     );
   return r;

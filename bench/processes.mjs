@@ -2,7 +2,7 @@
 // or a signal), and the servers it starts, with their memory and CPU read from /proc.
 /* global fetch, AbortSignal, setTimeout, clearTimeout */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,6 +66,45 @@ export function cpuMsOf(pid) {
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time (ms) of every process on this machine named `postgres` and `redis-server`, by pid: the
+ * database's backends and its background workers, and Redis. Read before and after a run, the
+ * difference is what serving that run cost them (the bench runs one server at a time). Empty
+ * when they run elsewhere (another host, a container's own PID namespace shows them too).
+ */
+export function infraCpu() {
+  const found = { postgres: new Map(), redis: new Map() };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let comm;
+    try {
+      comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+    } catch {
+      continue; // exited meanwhile
+    }
+    const group = comm === 'postgres' ? found.postgres : comm === 'redis-server' ? found.redis : null;
+    if (!group) continue;
+    const ms = cpuMsOf(entry);
+    if (ms !== null) group.set(entry, ms);
+  }
+  return found;
+}
+
+/**
+ * The CPU ms each group used between two infraCpu() readings, null for a group with no process.
+ * A process that started meanwhile counts whole; one that ended meanwhile is lost (the servers'
+ * pools keep their connections open for the whole run).
+ */
+export function infraCpuSince(before, after = infraCpu()) {
+  const used = (a, b) => {
+    if (b.size === 0) return null;
+    let ms = 0;
+    for (const [pid, now] of b) ms += now - (a.get(pid) ?? 0);
+    return ms;
+  };
+  return { postgres: used(before.postgres, after.postgres), redis: used(before.redis, after.redis) };
 }
 
 export async function get(url, headers = {}) {

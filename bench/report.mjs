@@ -66,6 +66,55 @@ export function mainTable(rows) {
   );
 }
 
+/**
+ * The fixed-rate phase: every server offered the same requests a second; CPU per request of the
+ * server's process, of PostgreSQL (every `postgres` process) and of Redis, and the server's
+ * CPU over raw's and the floor's.
+ */
+export function fixedTable(rows) {
+  const candidate = rows.some((r) => r.server === 'candidate');
+  const total = (r) =>
+    [r.cpuUsPerReq, r.pgCpuUsPerReq, r.redisCpuUsPerReq].every((x) => x === null || x === undefined)
+      ? null
+      : (r.cpuUsPerReq ?? 0) + (r.pgCpuUsPerReq ?? 0) + (r.redisCpuUsPerReq ?? 0);
+  return markdown(
+    [
+      'Scenario',
+      'Server',
+      'offered req/s',
+      'served req/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'non-2xx',
+      'CPU µs/req',
+      'PostgreSQL µs/req',
+      'Redis µs/req',
+      'all µs/req',
+      'CPU vs raw',
+      'CPU vs floor',
+      ...(candidate ? ['CPU vs service'] : []),
+    ],
+    rows.map((r) => [
+      r.scenario,
+      r.server,
+      fmt(r.rate),
+      fmt(r.reqPerSec),
+      fmt(r.p50Ms, 1),
+      fmt(r.p99Ms, 1),
+      fmt(r.errors),
+      fmt(r.non2xx),
+      fmt(r.cpuUsPerReq),
+      fmt(r.pgCpuUsPerReq),
+      fmt(r.redisCpuUsPerReq),
+      fmt(total(r)),
+      times(r.vsRaw),
+      times(r.vsFloor),
+      ...(candidate ? [times(r.vsService)] : []),
+    ]),
+  );
+}
+
 export function loopTable(rows) {
   return markdown(
     [
@@ -80,7 +129,7 @@ export function loopTable(rows) {
       'max ms',
     ],
     rows.map((r) => [
-      r.scenario,
+      r.phase === 'fixed' ? `${r.scenario} at ${fmt(r.rate)}/s` : r.scenario,
       r.server,
       fmt(r.gc.count),
       fmt(r.gc.totalMs),
@@ -133,6 +182,8 @@ export function aggregate(scenario, server, runs) {
     statusCodes: countStatuses(runs.flatMap((r) => [r.statusCodes, r.warmup?.statusCodes])),
     rssAfterMiB: m('rssAfterMiB'),
     cpuUsPerReq: m('cpuUsPerReq'),
+    pgCpuUsPerReq: m('pgCpuUsPerReq'),
+    redisCpuUsPerReq: m('redisCpuUsPerReq'),
     logLinesPerReq: m('logLinesPerReq'),
     gc: {
       count: mean(runs.map((r) => r.loop.gc.count)),
@@ -206,6 +257,7 @@ export function ledgerJson(ledgers) {
       scenario: l.scenario,
       server: l.name,
       file: path.relative(ROOT, l.file),
+      rate: l.rate || null,
       reqPerSec: l.reqPerSec,
       cpuUsPerReq: l.cpuUsPerReq,
       busyMs: Math.round(l.ledger.busyMs),
@@ -231,7 +283,7 @@ export function ledgerLines(ledgers) {
     const service = these.find((l) => l.name === 'service');
     out.push(
       '',
-      `Cost ledger, ${scenario} (bench/ledger.mjs): one extra profiled run per server, not in the table; each sample goes to the nearest layer on its stack; µs/req = share of busy samples × that run's CPU µs/req (${these.map((l) => `${l.name} ${fmt(l.reqPerSec)} req/s`).join(', ')}).`,
+      `Cost ledger, ${scenario} (bench/ledger.mjs): one extra profiled run per server${these[0].rate ? ` at ${fmt(these[0].rate)} req/s` : ''}, not in the table; each sample goes to the nearest layer on its stack; µs/req = share of busy samples × that run's CPU µs/req (${these.map((l) => `${l.name} ${fmt(l.reqPerSec)} req/s`).join(', ')}).`,
       `Profiles: ${these.map((l) => path.relative(ROOT, l.file)).join(', ')}`,
       '',
       formatLedger(these.map((l) => ({ name: l.name, ledger: l.ledger, cpuUsPerReq: l.cpuUsPerReq }))),

@@ -9,10 +9,13 @@
 //            an API key pepper, TRUST_PROXY=1 (the load generator stands in for the proxy)
 // Builds the service into .tmp/bench-dist and the peers into .tmp/bench-peers (never dist/),
 // creates and seeds a fresh database of 10,000 pets, issues an enterprise API key and 2,000 keys
-// on the fixed plans (bench/keys.mjs), starts the servers, and for each scenario loads each of
-// its servers twice with autocannon in alternating order (raw, floor, peer, service, then the
-// reverse), reporting the mean of the two runs. Every server runs with bench/gc-probe.mjs
-// preloaded (GC pauses and event-loop delay of each measured run).
+// on the fixed plans (bench/keys.mjs), starts the servers, and for each scenario runs two phases:
+// capacity (each server as fast as it answers), then a fixed rate, half the service's capacity,
+// offered to every server (CPU per request of the server, PostgreSQL and Redis, p50 and p99
+// where production runs). In each phase it loads each server twice with autocannon in
+// alternating order (raw, floor, peer, service, then the reverse), reporting the mean of the two
+// runs. Every server runs with bench/gc-probe.mjs preloaded (GC pauses and event-loop delay of
+// each measured run).
 //
 // The scenarios (bench/scenarios.mjs): listPets, listPetsStatus, getPet, createPet with the
 // enterprise key; listPetsManyKeys (the 2,000 keys, each request from its key's own address,
@@ -32,8 +35,10 @@
 //   BENCH_DURATION      seconds of measured load per run (8)
 //   BENCH_WARMUP        seconds of unmeasured load before each run (4, at most half the duration)
 //   BENCH_CONNECTIONS   concurrent connections (64)
-//   BENCH_RATE          requests a second over all connections (0: as fast as each server
-//                       answers); at a rate all keep up with, compare builds by CPU µs/req
+//   BENCH_RATE          the fixed-rate phase's requests a second over all connections (half the
+//                       service's capacity in the scenario's capacity runs)
+//   BENCH_CAPACITY=0    skip the capacity phase (needs BENCH_RATE): comparing two builds' CPU µs/req
+//   BENCH_FIXED=0       skip the fixed-rate phase
 //   BENCH_PG_URL        a PostgreSQL database to connect to for CREATE/DROP DATABASE
 //                       (postgresql://postgres@127.0.0.1:5432/postgres)
 //   BENCH_REDIS_URL     Redis for the service's rate limits (redis://127.0.0.1:6379)
@@ -52,7 +57,7 @@
 //   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets,
 //                       listPetsManyKeys and createPetIdempotent (or BENCH_PROFILE=<scenario>[,…],
 //                       scenarios of the normal dataset; the first scenario when BENCH_ONLY
-//                       leaves those three out), one more run each
+//                       leaves those three out), one more run each, at the fixed rate,
 //                       of service, floor and peer under V8's CPU profiler (bench/cpu-profiler.mjs);
 //                       prints the ledger of each side by side and the service's top functions.
 //                       The profiled runs are not in the table. BENCH_PROFILE=0 skips them.
@@ -84,6 +89,7 @@ import { freePort } from '../test/support/local-servers.mjs';
 import { cleanup, cleanups, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import {
   aggregate,
+  fixedTable,
   fmt,
   ledgerJson,
   ledgerLines,
@@ -111,7 +117,9 @@ import {
   API_KEY_CHECKSUM_SECRET,
   API_KEY_PEPPER,
   CANDIDATE_DIST,
+  CAPACITY,
   CONNECTIONS,
+  FIXED,
   DIST,
   DURATION,
   EMBEDDED,
@@ -119,6 +127,7 @@ import {
   METRICS_TOKEN,
   NODE_VERSION,
   ORDER,
+  RATE,
   REDIS_URL,
   RESULTS,
   ROOT,
@@ -265,7 +274,7 @@ async function main() {
     for (const scenario of await bindAll(SCENARIOS, { service: server }, embeddedKey, many?.keys)) {
       const r = await measure(server, scenario, embeddedKey);
       const row = aggregate(scenario, 'service (embedded)', [r]);
-      const raw = rows.find((x) => x.scenarioName === scenario.name && x.server === 'raw');
+      const raw = rows.find((x) => x.scenarioName === scenario.name && x.server === 'raw' && x.phase === 'capacity');
       row.vsRaw = raw ? row.reqPerSec / raw.reqPerSec : null;
       embeddedRows.push(row);
     }
@@ -284,7 +293,23 @@ async function main() {
   const cpus = os.cpus();
   const normalRows = rows.filter((r) => r.dataset === 'normal');
   const agedRows = rows.filter((r) => r.dataset === 'aged');
-  const manyKeysRow = rows.find((r) => r.scenarioName === 'listPetsManyKeys' && r.server === 'service');
+  const capacity = (rs) => rs.filter((r) => r.phase === 'capacity');
+  const fixed = (rs) => rs.filter((r) => r.phase === 'fixed');
+  // Both phases' tables, each under its heading, for one dataset.
+  const tables = (rs) => [
+    ...(capacity(rs).length ? ['Capacity (every server as fast as it answers):', '', mainTable(capacity(rs)), ''] : []),
+    ...(fixed(rs).length
+      ? [
+          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; autocannon's overall rate over ${CONNECTIONS} connections; CPU µs/req from /proc, PostgreSQL's summed over its processes):`,
+          '',
+          fixedTable(fixed(rs)),
+          '',
+        ]
+      : []),
+  ];
+  const manyKeysRow =
+    rows.find((r) => r.scenarioName === 'listPetsManyKeys' && r.server === 'service' && r.phase === 'capacity') ??
+    rows.find((r) => r.scenarioName === 'listPetsManyKeys' && r.server === 'service');
   const manyKeysLines =
     many && manyKeysRow ? manyKeysReport(many.keys, manyKeysRow, statusChecks.listPetsManyKeys) : [];
   const result = {
@@ -297,6 +322,8 @@ async function main() {
       seedPets: SEED_PETS,
       servers: normalNames,
       runsPerServer: 2,
+      phases: [...(CAPACITY ? ['capacity'] : []), ...(FIXED ? ['fixed'] : [])],
+      fixedRate: RATE || 'half the service capacity',
       profiles: PROFILES,
       serviceNodeOptions: SERVICE_NODE_OPTIONS || null,
     },
@@ -346,7 +373,7 @@ async function main() {
   const out = [
     '',
     `Animal Store API benchmark — ${result.machine.cpu}, ${result.machine.memoryGiB} GiB, Node ${NODE_VERSION}, PostgreSQL ${db.version}, Redis ${result.machine.redis ?? 'n/a'}`,
-    `${CONNECTIONS} connections, ${DURATION} s per run after ${WARMUP} s warm-up, each server twice per scenario (order ${normalNames.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
+    `${CONNECTIONS} connections, ${DURATION} s per run after ${WARMUP} s warm-up, each server twice per scenario and phase (order ${normalNames.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
     features
       ? `Service: auth ${on(features.auth)}, rate limits ${on(features.rateLimits)}${features.rateLimits ? ` (${features.redis ? 'Redis' : 'not confirmed in Redis'})` : ''}, request logging ${on(features.requestLogging)} (LOG_LEVEL=info, to a file).`
       : 'Service: not run (BENCH_SERVERS).',
@@ -355,7 +382,7 @@ async function main() {
       ? ['', ...warnings.filter((w) => /load average|busy before/.test(w)).map((w) => `WARNING: ${w}`)]
       : []),
     '',
-    mainTable(normalRows),
+    ...tables(normalRows),
     ...scenarioNotes([...SCENARIOS, ...SELECTED_AGED].filter((s) => rows.some((r) => r.scenarioName === s.name))),
     ...manyKeysLines,
     ...(agedRows.length
@@ -363,7 +390,7 @@ async function main() {
           '',
           `Aged dataset (${AGED_PETS.toLocaleString('en-US')} pets, database ${aged.db.name}, ${aged.db.reused ? `reused, checked in ${fmt(aged.db.checkMs)} ms` : `built in ${fmt(aged.db.seedMs / 1000, 1)} s`}; its servers started again against it):`,
           '',
-          mainTable(agedRows),
+          ...tables(agedRows),
         ]
       : []),
     '',

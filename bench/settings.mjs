@@ -29,12 +29,19 @@ export const DURATION = num('BENCH_DURATION', 8);
 export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 /**
- * A fixed request rate over all connections (autocannon's overallRate), 0 for as fast as the
- * server answers. At a rate every server keeps up with, each serves the same requests, so the
- * CPU per request, not the throughput, tells two builds apart, with less of the noise that
- * saturating two shared cores brings.
+ * Each scenario runs in two phases. Capacity: every server as fast as it answers (req/s, and the
+ * service's share of raw's). Then the fixed rate: every server offered the same requests a second
+ * over all connections (autocannon's overallRate), half the service's capacity in that run unless
+ * BENCH_RATE sets it. At a rate every server keeps up with, each serves the same requests, so
+ * CPU per request and latency compare the servers where production runs them, not the queue of a
+ * saturated machine. BENCH_CAPACITY=0 skips the first phase (then BENCH_RATE is needed),
+ * BENCH_FIXED=0 the second.
  */
 export const RATE = num('BENCH_RATE', 0);
+export const CAPACITY = process.env.BENCH_CAPACITY !== '0';
+export const FIXED = process.env.BENCH_FIXED !== '0';
+if (!CAPACITY && !RATE) throw new Error('BENCH_CAPACITY=0 needs BENCH_RATE (the fixed rate to run at)');
+if (!CAPACITY && !FIXED) throw new Error('BENCH_CAPACITY=0 and BENCH_FIXED=0 leave nothing to run');
 /**
  * V8's trace of every collection in each server's log, the logs kept: '1', each collection with its
  * reason and each pretenuring decision; 'nvp', each collection's figures as name=value pairs

@@ -15,6 +15,7 @@ import {
   DIST,
   FIRST_PORT,
   NODE_VERSION,
+  RATE,
   RESULTS,
   ROOT,
   SOAK_MINUTES,
@@ -82,7 +83,7 @@ export async function soak(warnings) {
     );
   }, SOAK_SAMPLE_S * 1000);
   await gcWindow(service);
-  const r = await load(service, scenario, key, seconds);
+  const r = await load(service, scenario, key, seconds, { rate: RATE });
   clearInterval(timer);
   samples.push({
     tS: Math.round((performance.now() - t0) / 1000),
