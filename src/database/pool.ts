@@ -2,7 +2,7 @@ import pg from 'pg';
 import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
 import { interceptedClient } from '../framework/pg-client-query.js';
 import { InFlight } from '../lifecycle/in-flight.js';
-import { endClientSpan, startClientSpan } from '../tracing/tracing.js';
+import { endClientSpan, startClientSpan, tracingOn } from '../tracing/tracing.js';
 
 /**
  * The pool settings of DATABASE_URL: size, and bounds on connecting and on every query.
@@ -118,6 +118,7 @@ function watchedClient(watch: QueryWatch): typeof pg.Client {
  * named for its operation, with its parameterised text (never the values).
  */
 function querySpan(config: unknown) {
+  if (!tracingOn()) return undefined;
   const text =
     typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text as string | undefined);
   if (typeof text !== 'string') return undefined;

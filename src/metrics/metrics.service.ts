@@ -37,10 +37,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  private readonly inFlight = new Gauge({
+  /** Requests being served: a plain count per request, read into the gauge when /metrics is scraped (its inc and dec hash labels on every call). */
+  private requestsInFlight = 0;
+  private readonly inFlight: Gauge = new Gauge({
     name: 'http_requests_in_flight',
     help: 'HTTP requests being served right now.',
     registers: [this.registry],
+    collect: (): void => this.inFlight.set(this.requestsInFlight),
   });
 
   private readonly rateLimitRejections = new Counter({
@@ -201,7 +204,7 @@ export class MetricsService {
   }
 
   requestStarted(): void {
-    this.inFlight.inc();
+    this.requestsInFlight += 1;
   }
 
   /**
@@ -209,7 +212,7 @@ export class MetricsService {
    * away before the response was complete is counted as 499 (nginx's "client closed request").
    */
   requestFinished(req: Request, res: Response, durationMs: number): void {
-    this.inFlight.dec();
+    this.requestsInFlight -= 1;
     const status = res.writableFinished ? res.statusCode : 499;
     const labels = `${req.method} ${routeTemplate(req)} ${status}`;
     let series = this.durationSeries.get(labels);

@@ -157,7 +157,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
         expect(r.outcome).toBe('allowed');
         counts.push(r.windows[0].count);
       }
-      // Leases of 2, 64 and 64 counts.
+      // Leases of 2, LEASE_MAX and LEASE_MAX counts.
       expect(sent.mock.calls.filter(isScript)).toHaveLength(3);
       sent.mockRestore();
       expect(counts).toEqual(Array.from({ length: 2 * LEASE_MAX + 2 }, (_, i) => i + 1));

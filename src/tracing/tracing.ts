@@ -25,6 +25,11 @@ import type { TracingConfig } from '../config/tracing.config.js';
 let tracer: Tracer | undefined;
 let stopTracing: (() => Promise<void>) | undefined;
 
+/** Whether tracing is on (an OTLP endpoint is configured and the SDK started). */
+export function tracingOn(): boolean {
+  return tracer !== undefined;
+}
+
 /** W3C Trace Context (traceparent, tracestate), the propagation format every tracer speaks. */
 let propagator: TextMapPropagator | undefined;
 
