@@ -57,7 +57,8 @@ export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
     // generator's own share of each latency (null for autocannon).
     sendLagP50Ms: result.sendLag ? result.sendLag.p50 : null,
     sendLagP99Ms: result.sendLag ? result.sendLag.p99 : null,
-    errors: result.errors + result.timeouts,
+    // Requests with no response; both generators count their timeouts among their errors.
+    errors: result.errors,
     non2xx: result.non2xx,
     status2xx: result['2xx'],
     statusCodes: Object.fromEntries(
