@@ -47,7 +47,7 @@ export async function manyKeys(count = MANY_KEYS) {
 const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
 
 /**
- * autocannon's setupRequest for many keys: each request takes a key with probability
+ * The setupRequest (autocannon's and bench/paced.mjs's) for many keys: each request takes a key with probability
  * proportional to its plan's per-minute limit, so every key runs at the same fraction of its
  * limit, and sends the key's address as X-Forwarded-For. A table with each key repeated by its
  * weight makes the draw one random index.

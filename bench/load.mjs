@@ -1,18 +1,21 @@
-// The load: one autocannon run with the server's memory and CPU sampled meanwhile, and a
-// measured run (warm-up, then the load inside a window of bench/gc-probe.mjs, optionally under
-// V8's CPU profiler).
+// The load: one run (autocannon at capacity, bench/paced.mjs at a fixed rate) with the server's
+// memory and CPU sampled meanwhile, and a measured run (warm-up, then the load inside a window of
+// bench/gc-probe.mjs, optionally under V8's CPU profiler).
 /* global setInterval, clearInterval */
 import autocannon from 'autocannon';
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { paced } from './paced.mjs';
 import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf } from './processes.mjs';
 import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
 /**
- * One autocannon run against a server, with the server's memory and CPU sampled meanwhile, and
- * the CPU PostgreSQL and Redis used. `rate`: requests a second over all connections (autocannon's
- * overallRate), 0 for as fast as the server answers.
+ * One run against a server, with the server's memory and CPU sampled meanwhile, and the CPU
+ * PostgreSQL and Redis used. `rate` 0: autocannon, each connection sending its next request as
+ * soon as the last is answered (capacity). `rate` > 0: bench/paced.mjs, that many requests a
+ * second evenly spaced over up to CONNECTIONS connections, latency from each request's due time;
+ * autocannon's own rate limit would send each second's requests in a burst at its start.
  */
 export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
   let peakRss = 0;
@@ -24,14 +27,16 @@ export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
   const cpu0 = cpuMsOf(server.child.pid);
   const infra0 = infraCpu();
   const lines0 = server.name === 'service' ? lineCount(server.logFile) : 0;
-  const result = await autocannon({
+  const options = {
     url: server.url,
     connections: CONNECTIONS,
-    ...(rate > 0 && { overallRate: rate }),
     duration: seconds,
     headers: { authorization: `Bearer ${key}` },
-    requests: [scenario.request],
-  });
+  };
+  const result =
+    rate > 0
+      ? await paced({ ...options, rate, request: scenario.request })
+      : await autocannon({ ...options, requests: [scenario.request] });
   // Read at once: the RSS the load left behind, before the process has idled and given any back.
   const after = memoryOf(server.child.pid);
   const cpu1 = cpuMsOf(server.child.pid);
@@ -42,13 +47,18 @@ export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
   return {
     reqPerSec: Math.round(result.requests.average),
     requests: total,
-    // No latency when no response came back within the run (autocannon reports zeros then).
+    // No latency when no response came back within the run (both report zeros then).
     p50Ms: total ? result.latency.p50 : null,
     p90Ms: total ? result.latency.p90 : null,
     p99Ms: total ? result.latency.p99 : null,
     p999Ms: total ? result.latency.p99_9 : null,
     maxMs: total ? result.latency.max : null,
-    errors: result.errors + result.timeouts,
+    // At a fixed rate, how late bench/paced.mjs sent requests after their due time: the
+    // generator's own share of each latency (null for autocannon).
+    sendLagP50Ms: result.sendLag ? result.sendLag.p50 : null,
+    sendLagP99Ms: result.sendLag ? result.sendLag.p99 : null,
+    // Requests with no response; both generators count their timeouts among their errors.
+    errors: result.errors,
     non2xx: result.non2xx,
     status2xx: result['2xx'],
     statusCodes: Object.fromEntries(

@@ -12,9 +12,10 @@
 // on the fixed plans (bench/keys.mjs), starts the servers, and for each scenario runs two phases:
 // capacity (each server as fast as it answers), then a fixed rate, half the service's capacity,
 // offered to every server (CPU per request of the server, PostgreSQL and Redis, p50 and p99
-// where production runs). In each phase it loads each server twice with autocannon in
-// alternating order (raw, floor, peer, service, then the reverse), reporting the mean of the two
-// runs. Every server runs with bench/gc-probe.mjs preloaded (GC pauses and event-loop delay of
+// where production runs). In each phase it loads each server twice in alternating order (raw,
+// floor, peer, service, then the reverse), reporting the mean of the two runs: with autocannon at
+// capacity, and at the fixed rate with bench/paced.mjs, which sends the requests evenly spaced in
+// time and measures each latency from the request's due time. Every server runs with bench/gc-probe.mjs preloaded (GC pauses and event-loop delay of
 // each measured run).
 //
 // The scenarios (bench/scenarios.mjs): listPets, listPetsStatus, getPet, createPet with the
@@ -300,7 +301,7 @@ async function main() {
     ...(capacity(rs).length ? ['Capacity (every server as fast as it answers):', '', mainTable(capacity(rs)), ''] : []),
     ...(fixed(rs).length
       ? [
-          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; autocannon's overall rate over ${CONNECTIONS} connections; CPU µs/req from /proc, PostgreSQL's summed over its processes):`,
+          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; evenly spaced over up to ${CONNECTIONS} connections, latency from each request's due time; CPU µs/req from /proc, PostgreSQL's summed over its processes):`,
           '',
           fixedTable(fixed(rs)),
           '',

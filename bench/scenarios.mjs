@@ -1,6 +1,6 @@
-// The scenarios: what one autocannon request of each is, and on which dataset. The requests of
-// some are completed at run time (bindScenario): the many keys' draw, and cursors taken from a
-// real page's Link header.
+// The scenarios: what one request of each is (autocannon's shape, which bench/paced.mjs takes too),
+// and on which dataset. The requests of some are completed at run time (bindScenario): the many
+// keys' draw, and cursors taken from a real page's Link header.
 import { randomUUID } from 'node:crypto';
 import { URLSearchParams } from 'node:url';
 import { keyPicker } from './keys.mjs';

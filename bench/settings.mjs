@@ -30,9 +30,9 @@ export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 /**
  * Each scenario runs in two phases. Capacity: every server as fast as it answers (req/s, and the
- * service's share of raw's). Then the fixed rate: every server offered the same requests a second
- * over all connections (autocannon's overallRate), half the service's capacity in that run unless
- * BENCH_RATE sets it. At a rate every server keeps up with, each serves the same requests, so
+ * service's share of raw's). Then the fixed rate: every server offered the same requests a second,
+ * evenly spaced in time over up to CONNECTIONS connections (bench/paced.mjs), half the service's
+ * capacity in that run unless BENCH_RATE sets it. At a rate every server keeps up with, each serves the same requests, so
  * CPU per request and latency compare the servers where production runs them, not the queue of a
  * saturated machine. BENCH_CAPACITY=0 skips the first phase (then BENCH_RATE is needed),
  * BENCH_FIXED=0 the second.

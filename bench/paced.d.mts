@@ -1,0 +1,58 @@
+// The types of bench/paced.mjs, for the tests written in TypeScript.
+
+/** A scenario's request (bench/scenarios.mjs); setupRequest returns each request to send. */
+export interface PacedRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  setupRequest?: (req: PacedRequest) => PacedRequest;
+}
+
+export interface PacedOptions {
+  url: string;
+  connections: number;
+  /** Requests a second, evenly spaced. */
+  rate: number;
+  /** Seconds of sending: rate × duration requests. */
+  duration: number;
+  /** Merged under the request's own headers. */
+  headers?: Record<string, string>;
+  request: PacedRequest;
+  /** Bound of the wait for the last responses (10). */
+  drainSeconds?: number;
+}
+
+/** Milliseconds, from each request's due time; 2xx responses only. */
+export interface PacedLatency {
+  p50: number;
+  p90: number;
+  p99: number;
+  p99_9: number;
+  max: number;
+  average: number;
+  totalCount: number;
+}
+
+export interface PacedResult {
+  /** total: responses of any status; sent: requests sent; average: responses a second. */
+  requests: { total: number; sent: number; average: number };
+  latency: PacedLatency;
+  /** Milliseconds between each request's due time and its sending. */
+  sendLag: { p50: number; p99: number; max: number };
+  /** Requests with no response: connection errors and timeouts. */
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodeStats: Record<string, { count: number }>;
+  firstError: string | null;
+  /** Seconds from the first due time to the last response, at least the run's duration. */
+  duration: number;
+  '1xx': number;
+  '2xx': number;
+  '3xx': number;
+  '4xx': number;
+  '5xx': number;
+}
+
+export function paced(options: PacedOptions): Promise<PacedResult>;
