@@ -81,8 +81,8 @@ describe('Leases', () => {
     expect(leaseAsk(undefined, clock.nowMs)).toBe(2);
     const lease = leases.granted(request(), 10, [110, 510])!;
     lease.used = 10;
-    // Spent 10 in a tenth of its lifetime: 200 per lifetime, capped.
-    expect(leaseAsk(lease, clock.nowMs + LEASE_MS / 10)).toBe(LEASE_MAX);
+    // Spent 10 in a thousandth of its lifetime: 20,000 per lifetime, capped.
+    expect(leaseAsk(lease, clock.nowMs + LEASE_MS / 1000)).toBe(LEASE_MAX);
     // Spent 10 over its whole lifetime: twice that.
     expect(leaseAsk(lease, clock.nowMs + LEASE_MS)).toBe(20);
     lease.used = 1;

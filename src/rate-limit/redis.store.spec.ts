@@ -187,17 +187,18 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
 
     it("give back an ended lease's unspent counts to the day when its minute is over", async () => {
       const windows: WindowSpec[] = [
-        { name: 'minute', ttlMs: MINUTE, limit: 10_000 },
-        { name: 'day', ttlMs: DAY, limit: 1_000_000 },
+        { name: 'minute', ttlMs: MINUTE, limit: 100 * LEASE_MAX },
+        { name: 'day', ttlMs: DAY, limit: 10_000 * LEASE_MAX },
       ];
       const [minute, day] = store.keysOf(req('key:day-refund', T, windows));
-      for (let i = 0; i < 3; i++) await store.consume(req('key:day-refund', T, windows)); // leases of 2 and 64
-      expect([await admin.hget(minute, 'c'), await admin.hget(day, 'c')]).toEqual(['66', '66']);
+      for (let i = 0; i < 3; i++) await store.consume(req('key:day-refund', T, windows)); // leases of 2 and LEASE_MAX
+      const taken = String(2 + LEASE_MAX);
+      expect([await admin.hget(minute, 'c'), await admin.hget(day, 'c')]).toEqual([taken, taken]);
       const next = await store.consume(req('key:day-refund', T + MINUTE, windows));
-      // The minute starts again; the day gets back the 63 counts the lease did not spend, and
-      // both take the next lease of 2.
+      // The minute starts again; the day gets back the LEASE_MAX - 1 counts the lease did not
+      // spend, and both take the next lease of 2.
       expect(next.windows.map((w) => w.count)).toEqual([1, 4]);
-      expect([await admin.hget(minute, 'c'), await admin.hget(day, 'c')]).toEqual(['2', String(66 - 63 + 2)]);
+      expect([await admin.hget(minute, 'c'), await admin.hget(day, 'c')]).toEqual(['2', '5']);
     });
 
     it('are not taken at a pace that would reach the limit while a lease lasts: decided request by request', async () => {
