@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AppModule, AppModuleOptions } from './app.module.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { FinishedRequests } from './http/finished-requests.js';
 import { corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
 import { JsonExpressAdapter } from './http/json-express.adapter.js';
 import { recordedContext } from './request-context/request-context.js';
@@ -11,7 +12,7 @@ import { routeTemplate } from './http/route-template.js';
 import { loadConfig } from './config/config.js';
 import type { ServerConfig } from './config/server.config.js';
 import { ShutdownService } from './lifecycle/shutdown.service.js';
-import { AppLogger } from './logging/app-logger.js';
+import { AppLogger, type AccessRecord } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { documentedOrigins, mountOpenApi } from './openapi/openapi.js';
 import { endRequestSpan } from './tracing/tracing.js';
@@ -30,20 +31,30 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
   const logger = app.get(AppLogger);
   app.useLogger(logger.nest());
   // First on every request: its id, security headers, and once it is over, its access log
-  // line and metrics (one middleware, one listener); then CORS.
+  // line and metrics (one middleware, one listener); then CORS. The listener only notes what the
+  // line and the histogram need; both are written in batches (FinishedRequests), applied before
+  // each scrape of /metrics and when the listener closes at shutdown.
   const metrics = app.get(MetricsService);
+  const finished = new FinishedRequests<AccessRecord>((batch) => {
+    for (const record of batch) {
+      metrics.observeRequest(record.method, record.route, record.status, record.durationMs / 1000);
+      logger.access(record);
+    }
+  });
+  metrics.beforeScrape(() => finished.flush());
+  (app.getHttpServer() as Server).on('close', () => finished.flush());
   app.use(
     requestEdge(
       () => metrics.requestStarted(),
       (req, res, durationMs) => {
-        metrics.requestFinished(req, res, durationMs);
+        metrics.requestEnded();
         const recorded = recordedContext(req);
         if (recorded?.databaseError) metrics.databaseError(recorded.databaseError);
         const route = routeTemplate(req);
         const status = res.writableFinished ? res.statusCode : undefined;
         const keyId = recorded?.admission?.principal?.keyId;
         if (recorded?.span) endRequestSpan(recorded.span, req.method, route, status, keyId);
-        logger.access({
+        finished.add({
           requestId: req.id as string,
           traceId: recorded?.span?.spanContext().traceId,
           method: req.method,
@@ -53,6 +64,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
           durationMs: Math.round(durationMs * 100) / 100,
           ip: req.ip,
           keyId,
+          endedAt: Date.now(),
         });
       },
       { docsConnectOrigins: documentedOrigins(config.publicUrls) },

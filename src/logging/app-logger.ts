@@ -50,6 +50,8 @@ export interface AccessRecord {
   keyId: string | undefined;
   /** Who made an admin API request: the admin token's name (absent on the public API). */
   actor?: string;
+  /** When the request ended (Unix ms), when the line is written later than that; else now. */
+  endedAt?: number;
 }
 
 export interface AppLoggerOptions {
@@ -102,13 +104,18 @@ export class AppLogger {
     const msg = record.status === undefined ? 'request aborted' : 'request completed';
     if (!this.json) {
       this.pino[level](
-        { ...record, url: bounded(record.url), ip: record.ip === undefined ? undefined : bounded(record.ip) },
+        {
+          ...record,
+          endedAt: undefined,
+          url: bounded(record.url),
+          ip: record.ip === undefined ? undefined : bounded(record.ip),
+        },
         msg,
       );
       return;
     }
     let line =
-      `{"level":"${level}","time":"${new Date().toISOString()}"${this.prefix}` +
+      `{"level":"${level}","time":"${new Date(record.endedAt ?? Date.now()).toISOString()}"${this.prefix}` +
       `,"requestId":${quote(record.requestId)}` +
       (record.traceId === undefined ? '' : `,"traceId":"${record.traceId}"`) +
       `,"method":${quote(record.method)},"route":${quote(record.route)}` +

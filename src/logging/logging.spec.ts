@@ -139,6 +139,28 @@ describe('access log', () => {
     expect(lines.find((l) => l.requestId === 'unit-3')).toBeUndefined();
   });
 
+  it('stamps a line written later with the instant its request ended', async () => {
+    const { stream, lines } = capture();
+    const logger = await createAppLogger(loadConfig({ LOG_LEVEL: 'info' }).logging, stream);
+    const endedAt = Date.UTC(2026, 10, 27, 8, 30, 0, 123);
+    const record = {
+      requestId: 'r',
+      method: 'GET',
+      route: '/v1/pets',
+      url: '/v1/pets',
+      status: 200,
+      durationMs: 1,
+      ip: undefined,
+      keyId: undefined,
+    };
+    logger.access({ ...record, endedAt });
+    logger.access(record);
+    await new Promise((r) => setImmediate(r));
+    expect(lines.map((l) => l.time)).toEqual(['2026-11-27T08:30:00.123Z', expect.stringMatching(/^\d{4}-/)]);
+    expect(lines[1].time).not.toBe('2026-11-27T08:30:00.123Z');
+    expect(lines[0]).not.toHaveProperty('endedAt');
+  });
+
   it('writes nothing below the configured level', async () => {
     const { app, lines, finished } = await appLogging('warn');
     await request(app).get('/v1/pets').set('X-Request-Id', 'unit-6');

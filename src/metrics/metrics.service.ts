@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { API_KEY_REFUSAL_REASONS, ApiKeyRefusalReason, AuthObserver, PLANS } from '../auth/auth.types.js';
-import { routeTemplate } from '../http/route-template.js';
 
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';
@@ -107,6 +105,7 @@ export class MetricsService {
 
   /** The histogram's child per label set, so an observation does not hash its labels again. */
   private readonly durationSeries = new Map<string, { observe(value: number): void }>();
+  private readonly scrapeHooks: (() => void)[] = [];
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -192,41 +191,48 @@ export class MetricsService {
     return this.registry.contentType;
   }
 
-  /** The Prometheus text exposition of every metric. */
+  /** The Prometheus text exposition of every metric, after the hooks of beforeScrape(). */
   render(): Promise<string> {
+    for (const hook of this.scrapeHooks) hook();
     return this.registry.metrics();
   }
 
-  /** A request arrived (called by the request edge before routing, so early refusals count too). */
-  /** An admin API request is over (never a public one: those are requestFinished's). */
+  /** Runs `hook` before each scrape: whoever holds observations back applies them first. */
+  beforeScrape(hook: () => void): void {
+    this.scrapeHooks.push(hook);
+  }
+
+  /** An admin API request is over (never a public one: those are observeRequest's). */
   adminRequestFinished(method: string, route: string, status: number): void {
     this.adminRequests.inc({ method, route, status_code: String(status) });
   }
 
+  /** A request arrived (called by the request edge before routing, so early refusals count too). */
   requestStarted(): void {
     this.requestsInFlight += 1;
   }
 
-  /**
-   * A request is over: its duration by method, route template and status. A client that went
-   * away before the response was complete is counted as 499 (nginx's "client closed request").
-   */
-  requestFinished(req: Request, res: Response, durationMs: number): void {
+  /** A request is over (its duration is observed with observeRequest). */
+  requestEnded(): void {
     this.requestsInFlight -= 1;
-    const status = res.writableFinished ? res.statusCode : 499;
-    const labels = `${req.method} ${routeTemplate(req)} ${status}`;
+  }
+
+  /**
+   * A finished request's duration by method, route template and status. `status` undefined: the
+   * client went away before the response was complete, counted as 499 (nginx's "client closed
+   * request").
+   */
+  observeRequest(method: string, route: string, status: number | undefined, seconds: number): void {
+    const code = status ?? 499;
+    const labels = `${method} ${route} ${code}`;
     let series = this.durationSeries.get(labels);
     if (series === undefined) {
-      series = this.requestDuration.labels({
-        method: req.method,
-        route: routeTemplate(req),
-        status_code: String(status),
-      });
+      series = this.requestDuration.labels({ method, route, status_code: String(code) });
       // Methods, route templates and statuses are each a small set (Node's parser accepts only
       // known methods), so this stays small; the bound is a guard, not a limit expected to bite.
       if (this.durationSeries.size < MAX_CACHED_SERIES) this.durationSeries.set(labels, series);
     }
-    series.observe(durationMs / 1000);
+    series.observe(seconds);
   }
 }
 
