@@ -13,7 +13,7 @@ export function formatTargets(targets) {
  */
 export function computeTargets({ rows, servers, embedded, statusChecks }) {
   const row = (scenario, server, phase = 'capacity') =>
-    rows.find((r) => r.scenarioName === scenario && r.server === server && (r.phase ?? 'capacity') === phase);
+    rows.find((r) => r.scenarioName === scenario && r.server === server && r.phase === phase);
   const ran = (scenario, phase = 'capacity') => rows.some((r) => r.scenarioName === scenario && r.phase === phase);
   const targets = [];
   const add = (target, value, met) => targets.push({ target, value, met });
@@ -93,7 +93,7 @@ export function computeTargets({ rows, servers, embedded, statusChecks }) {
   // Aged data: a filter must cost little against the unfiltered list and against the same
   // filter on the small table.
   const agedList = row('agedList', 'service');
-  const capacityRows = rows.filter((r) => (r.phase ?? 'capacity') === 'capacity');
+  const capacityRows = rows.filter((r) => r.phase === 'capacity');
   for (const s of capacityRows.filter(
     (r) => r.server === 'service' && r.dataset === 'aged' && r.scenarioName !== 'agedList',
   )) {

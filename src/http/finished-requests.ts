@@ -3,7 +3,7 @@
  * and `report` gets every queued record at most `delayMs` later (or at once on flush()). The
  * access line and the duration histogram of a request are written from the batch, in one loop
  * over many requests, rather than one by one in each response's 'close' listener between other
- * requests' work (bench scenarios listPets and listPetsManyKeys, ledger lines logging and metrics).
+ * requests' work (bench scenario listPets at a fixed rate, ledger lines logging and metrics).
  */
 export class FinishedRequests<T> {
   private pending: T[] = [];
