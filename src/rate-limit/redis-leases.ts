@@ -6,8 +6,7 @@ import { ConsumeRequest, ConsumeResult, windowReset, windowStart } from './rate-
  * (bench scenario listPetsManyKeys). A subject whose every window
  * allows at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most
  * LEASE_MS: first 2, then twice what its last lease spent per LEASE_MS (so a lease follows the
- * subject's pace on this instance), up to LEASE_MAX (a key busy enough for it, thousands of
- * requests a second here, goes to Redis a few times a second), and never more than a LEASE_HEADROOM-th of
+ * subject's pace on this instance), up to LEASE_MAX, and never more than a LEASE_HEADROOM-th of
  * a window's room or more than would leave the subject's pace short of room while the lease
  * lasts. Smaller windows (the free plan's 60 a minute, an address's requests) are decided in
  * Redis request by request.
@@ -16,7 +15,7 @@ import { ConsumeRequest, ConsumeResult, windowReset, windowStart } from './rate-
  * Redis here, which gives them back), and a ban set by another instance is seen here once the
  * lease ends. No window ever admits more than its limit.
  */
-export const LEASE_MAX = 1024;
+export const LEASE_MAX = 64;
 export const LEASE_HEADROOM = 50;
 export const LEASE_MS = 5_000;
 export const LEASE_MIN_LIMIT = 200;
