@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { CompletedRecord } from '../idempotency/idempotency.service.js';
+import type { CompletedRecord } from '../idempotency/idempotency.types.js';
 import { Clock } from '../time/clock.js';
 import type { PageRequest } from './paging.js';
 import { type Int64, type NewPet, type Pet, PetsRepository } from './pets.repository.js';
