@@ -52,7 +52,7 @@ export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind
  * Idempotency-Key records in PostgreSQL (table idempotency_keys), per API key, for 24 hours.
  *
  * 1. A first request writes its record completed, with its response, in the statement that
- *    does its work (completedRecord(); PetsService.insertWithRecord), an insert that does nothing
+ *    does its work (completedRecord(); PetsService.create), an insert that does nothing
  *    on a conflict, so the work runs only when the key is new, and the record and the work commit
  *    together or not at all. A concurrent request with the same key waits for that statement's
  *    transaction and then finds the key recorded.
