@@ -86,9 +86,13 @@ function parseStat(csv: string): { servers: Map<string, ServerStat>; backend?: S
 /**
  * HAProxy with the shipped configuration, in the foreground, its ports and server addresses
  * substituted through the environment the configuration reads (HAPROXY_BIND, APPn_ADDR, …).
- * HAPROXY_CHECK_* set around the test reach it too, to try other check timings.
+ * HAPROXY_CHECK_* set around the test reach it too, to try other check timings; `env` sets
+ * other variables the configuration reads (HAPROXY_TIMEOUT_SERVER, …).
  */
-export async function startHaproxy(servers: { app1: string; app2: string }): Promise<RunningHaproxy> {
+export async function startHaproxy(
+  servers: { app1: string; app2: string },
+  env: Record<string, string> = {},
+): Promise<RunningHaproxy> {
   haproxyVersion();
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-haproxy-'));
@@ -100,6 +104,7 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
     env: {
       PATH: process.env.PATH ?? '',
       ...passThrough,
+      ...env,
       HAPROXY_BIND: `127.0.0.1:${port}`,
       HAPROXY_STATS_BIND: `127.0.0.1:${await freePort()}`,
       HAPROXY_STATS_SOCKET: socket,
