@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { freePort, RunningService, startService } from '../support/built-service.js';
@@ -197,5 +197,31 @@ describe(`the balancer's own answers and request ids (${haproxyVersion()})`, () 
         what: "the balancer's log line with the request id it made",
       });
     }
+  });
+
+  it('exports every balancer metric the alerting rules read, with the labels they select on', async () => {
+    const rules = readFileSync('deploy/prometheus/alerts.yml', 'utf8');
+    // Each haproxy_* selector of the rules: its name and its proxy/code/state matchers.
+    const selectors = [...rules.matchAll(/(haproxy_[a-z_]+)\{([^}]*)\}/g)].map(([, name, labels]) => ({
+      name,
+      labels: [...labels.matchAll(/(proxy|code|state)(=~?)"([^"]*)"/g)].map(([, label, op, value]) => ({
+        label,
+        value: op === '=~' ? new RegExp(`^(?:${value})$`) : new RegExp(`^${value}$`),
+      })),
+    }));
+    expect(selectors.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['haproxy_frontend_http_responses_total', 'haproxy_backend_active_servers']),
+    );
+    const exported = (await send(`${balancers.live.statsUrl}/metrics`)).body.split('\n');
+    const missing = selectors.filter(
+      (s) =>
+        !exported.some((line) => {
+          const m = /^([a-z_]+)\{([^}]*)\} /.exec(line);
+          if (!m || m[1] !== s.name) return false;
+          const labels = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v]));
+          return s.labels.every((l) => l.value.test(labels[l.label] ?? ''));
+        }),
+    );
+    expect(missing.map((s) => s.name)).toEqual([]);
   });
 });
