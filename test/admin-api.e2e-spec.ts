@@ -200,6 +200,19 @@ describeEachDatabase('the admin API on %s', (kind) => {
       400,
       'invalid_parameter',
     );
+    // A missing end is named as missing; a repeated one as repeated.
+    const noEnd = expectErrorBody(
+      await admin().get(`/admin/v1/keys/${issued.id}/usage`).query({ from }).set(auth()),
+      400,
+      'invalid_parameter',
+    );
+    expect([noEnd.message, noEnd.details]).toEqual(['to is required', [{ field: 'to', message: 'to is required' }]]);
+    const twice = expectErrorBody(
+      await admin().get(`/admin/v1/keys/${issued.id}/usage?from=${from}&to=${to}&to=${to}`).set(auth()),
+      400,
+      'invalid_parameter',
+    );
+    expect(twice.message).toBe('to must be given once');
     expectErrorBody(
       await admin().get(`/admin/v1/keys/${issued.id}/usage`).query({ from, to, colour: 'red' }).set(auth()),
       400,

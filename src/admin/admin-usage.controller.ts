@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiProperty, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { IsOptional, IsString } from 'class-validator';
+import { IsOptional, IsString, type ValidationArguments } from 'class-validator';
 import { ApiError } from '../errors/api-error.js';
 import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { PureQuery } from '../http/api-validation.pipe.js';
@@ -8,18 +8,26 @@ import { GRANULARITIES, parseUsageQuery, UsageQueryError, UsageService } from '.
 import { ID_PARAM, keyId } from './admin-keys.controller.js';
 import { ADMIN_BEARER_SCHEME, ADMIN_BASE_PATH } from './admin-paths.js';
 
-/** Query of a key's usage: the range and the period size, each at most once. */
+/** The message of a required query parameter that is missing, or given more than once (an array). */
+function requiredOnce(name: string) {
+  return {
+    message: ({ value }: ValidationArguments) =>
+      value === undefined ? `${name} is required` : `${name} must be given once`,
+  };
+}
+
+/** Query of a key's usage: the range (both ends required) and the period size, each at most once. */
 @PureQuery()
 export class UsageQueryDto {
   @ApiProperty({
     description: 'Start: an ISO 8601 date (UTC midnight) or an instant with its offset.',
     example: '2026-11-01',
   })
-  @IsString({ message: 'from must be given once' })
+  @IsString(requiredOnce('from'))
   from!: string;
 
   @ApiProperty({ description: 'End (exclusive), as `from`.', example: '2026-12-01' })
-  @IsString({ message: 'to must be given once' })
+  @IsString(requiredOnce('to'))
   to!: string;
 
   @ApiProperty({ required: false, enum: GRANULARITIES, default: 'hour', description: 'The size of a period.' })

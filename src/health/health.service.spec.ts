@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
@@ -16,15 +16,25 @@ import { MigrationsIndicator } from './migrations.indicator.js';
 import { RedisHealth } from './redis-health.js';
 import { RedisIndicator } from './redis.indicator.js';
 
-/** A database whose `SELECT 1` waits for the test to answer it; no migrations are pending. */
+/**
+ * A database whose `SELECT 1` waits for the test to answer it and which has applied no migration
+ * (none is on disk unless the test writes one). `unreachable` fails every query; `lookupFails`
+ * only the migrations' lookup.
+ */
 class FakeDatabase {
   readonly probes: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  unreachable?: Error;
+  lookupFails?: Error;
   private readonly waiters: (() => void)[] = [];
 
   withRunner<T>(fn: (sql: SqlRunner) => Promise<T>): Promise<T> {
     return fn({
       query: async <R>(sql: string): Promise<R[]> => {
-        if (sql.includes('to_regclass')) return [{ t: '_prisma_migrations' }] as R[];
+        if (this.unreachable) throw this.unreachable;
+        if (sql.includes('to_regclass')) {
+          if (this.lookupFails) throw this.lookupFails;
+          return [{ t: '_prisma_migrations' }] as R[];
+        }
         if (sql !== 'SELECT 1') return [];
         await new Promise<void>((resolve, reject) => {
           this.probes.push({ resolve, reject });
@@ -65,7 +75,7 @@ async function service(cacheMs: number) {
   })
     .setLogger({ log() {}, error() {}, warn() {} })
     .compile();
-  return { health: moduleRef.get(HealthService), db, shutdown, metrics };
+  return { health: moduleRef.get(HealthService), db, shutdown, metrics, migrationsDir: database.migrationsDir };
 }
 
 const READY = {
@@ -118,6 +128,33 @@ describe('HealthService readiness', () => {
     db.probes[0].reject(new Error('connect ECONNREFUSED 10.0.0.5:5432'));
     expect(await answered).toEqual({ status: 'not-ready', reasons: ['the database is unreachable'] });
     expect(metrics.databaseError).toHaveBeenCalledWith('unavailable');
+  });
+
+  it('names only the database when every query fails, not the migrations its check could not read', async () => {
+    const { health, db, metrics } = await service(0);
+    db.unreachable = new Error('connect ECONNREFUSED 10.0.0.5:5432');
+    expect(await health.readiness()).toEqual({ status: 'not-ready', reasons: ['the database is unreachable'] });
+    expect(metrics.databaseError).toHaveBeenCalledWith('unavailable');
+  });
+
+  it('names migrations not applied only when the database answers and one on disk is missing from it', async () => {
+    const { health, db, migrationsDir, metrics } = await service(0);
+    mkdirSync(path.join(migrationsDir, '20990101000000_next'));
+    writeFileSync(path.join(migrationsDir, '20990101000000_next', 'migration.sql'), 'SELECT 1;');
+    const answered = health.readiness();
+    await db.probed(1);
+    db.probes[0].resolve();
+    expect(await answered).toEqual({ status: 'not-ready', reasons: ['database migrations are not applied'] });
+    expect(metrics.databaseError).not.toHaveBeenCalled();
+  });
+
+  it('says the migrations could not be checked when only their lookup fails', async () => {
+    const { health, db } = await service(0);
+    db.lookupFails = new Error('permission denied for table _prisma_migrations');
+    const answered = health.readiness();
+    await db.probed(1);
+    db.probes[0].resolve();
+    expect(await answered).toEqual({ status: 'not-ready', reasons: ['database migrations could not be checked'] });
   });
 
   it('reports shutting down at once, over a cached ready outcome', async () => {

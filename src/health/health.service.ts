@@ -4,7 +4,7 @@ import { healthConfig, type HealthConfig } from '../config/health.config.js';
 import { ShutdownService } from '../lifecycle/shutdown.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { DatabaseIndicator } from './database.indicator.js';
-import { MigrationsIndicator } from './migrations.indicator.js';
+import { MigrationsIndicator, PENDING_MIGRATIONS } from './migrations.indicator.js';
 import { RedisIndicator } from './redis.indicator.js';
 
 /** Whether this instance should receive traffic, and if not, what a client may read of why. */
@@ -15,11 +15,22 @@ export type Readiness =
 
 type Checked = Exclude<Readiness, { status: 'shutting-down' }>;
 
-/** What a client may read about each failed check (details go to the log, not the response). */
-const FAILURE_MESSAGES: Record<string, string> = {
-  database: 'the database is unreachable',
-  migrations: 'database migrations are not applied',
-};
+/**
+ * What a client may read of why an instance is not ready (details go to the log, not the
+ * response), each cause named only when it is one. The migrations check reads the database too:
+ * when it could not, its failure adds nothing to the database's, and it says "not applied" only
+ * when it found migrations to apply.
+ */
+function reasons(failed: Partial<HealthIndicatorResult>): string[] {
+  const named: string[] = [];
+  for (const [key, value] of Object.entries(failed)) {
+    if (key === 'database') named.push('the database is unreachable');
+    else if (key !== 'migrations') named.push(`${key} is down`);
+    else if (String(value?.message).startsWith(PENDING_MIGRATIONS)) named.push('database migrations are not applied');
+    else if (!failed.database) named.push('database migrations could not be checked');
+  }
+  return named;
+}
 
 /**
  * Readiness: not shutting down, the database answers, every migration on disk is applied, and
@@ -85,10 +96,7 @@ export class HealthService {
       const failed = (err.getResponse() as HealthCheckResult).error ?? {};
       if (failed.database) this.metrics.databaseError('unavailable');
       this.transition(false, failed);
-      return {
-        status: 'not-ready',
-        reasons: Object.keys(failed).map((key) => FAILURE_MESSAGES[key] ?? `${key} is down`),
-      };
+      return { status: 'not-ready', reasons: reasons(failed) };
     }
   }
 

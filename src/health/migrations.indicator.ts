@@ -5,6 +5,12 @@ import type { Database } from '../database/database.js';
 import { pendingMigrations } from '../database/migrator.js';
 import { DATABASE } from '../database/prisma.tokens.js';
 
+/**
+ * How a failed check's message starts when it reached the database and found migrations to
+ * apply; any other failure means the check could not read the database.
+ */
+export const PENDING_MIGRATIONS = 'pending: ';
+
 /** Every migration on disk is applied to the database. */
 @Injectable()
 export class MigrationsIndicator {
@@ -19,7 +25,7 @@ export class MigrationsIndicator {
       .check('migrations')
       .attempt(async () => {
         const pending = await this.db.withRunner((sql) => pendingMigrations(sql, this.config.migrationsDir));
-        if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
+        if (pending.length > 0) throw new Error(`${PENDING_MIGRATIONS}${pending.join(', ')}`);
       })
       .withTimeout(timeoutMs);
   }

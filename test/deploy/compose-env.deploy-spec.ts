@@ -15,7 +15,7 @@ import { installDebianPackages } from './podman.js';
 
 type Environment = Record<string, string>;
 interface Resolved {
-  services: Record<string, { environment?: Environment }>;
+  services: Record<string, { environment?: Environment; command?: string[] }>;
 }
 
 /** What the stack fixes in the instances, whatever .env says (REDIS_PASSWORD goes into REDIS_URL). */
@@ -127,6 +127,20 @@ describe('docker-compose.yml passes the service its settings', () => {
       LOG_LEVEL: 'info',
       CORS_ORIGINS: '',
     });
+  });
+
+  it(".env.example describes the eviction policy the stack's Redis runs with", async () => {
+    const command = (await resolve({})).services.redis.command ?? [];
+    const policy = command[command.indexOf('--maxmemory-policy') + 1];
+    expect(policy).toBe('volatile-ttl');
+    // The comment block above REDIS_MAXMEMORY in .env.example.
+    const lines = readFileSync('.env.example', 'utf8').split('\n');
+    const at = lines.findIndex((l) => /^#? ?REDIS_MAXMEMORY=/.test(l));
+    let first = at;
+    while (first > 0 && lines[first - 1].startsWith('#') && !lines[first - 1].includes('=')) first--;
+    const comment = lines.slice(first, at).join(' ');
+    expect(comment).toContain(policy);
+    expect(comment).not.toMatch(/least recently used/i);
   });
 
   it('every variable the service reads is in .env.example', () => {

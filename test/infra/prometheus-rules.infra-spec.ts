@@ -7,14 +7,19 @@ import { findOrInstall } from '../support/debian-package.js';
 
 /*
  * The alerting rules and the compose stack's Prometheus configuration, checked by Prometheus's own
- * promtool (Debian's prometheus package): syntax, and the unit tests of deploy/prometheus/alerts.test.yml.
+ * promtool (Debian's prometheus package): syntax, and the unit tests of deploy/prometheus/alerts.test.yml;
+ * and the Alertmanager configuration they are sent to, by amtool (Debian's prometheus-alertmanager).
  * (That every metric they name is exported: test/monitoring.e2e-spec.ts.)
  */
 const run = promisify(execFile);
 
 async function promtool(...args: string[]): Promise<{ code: number; output: string }> {
+  return tool(findOrInstall('promtool', 'prometheus'), args);
+}
+
+async function tool(binary: string, args: string[]): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(findOrInstall('promtool', 'prometheus'), args, { timeout: 60_000 });
+    const { stdout, stderr } = await run(binary, args, { timeout: 60_000 });
     return { code: 0, output: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -47,5 +52,16 @@ describe('Prometheus alerting rules (promtool)', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("send alerts to the stack's Alertmanager, whose configuration is valid", async () => {
+    const config = readFileSync('deploy/prometheus/prometheus.yml', 'utf8');
+    expect(config).toMatch(/alertmanagers:\s+- static_configs:\s+- targets: \["alertmanager:9093"\]/);
+    expect(config).toMatch(/job_name: haproxy\s+static_configs:\s+- targets: \["haproxy:8404"\]/);
+    const result = await tool(findOrInstall('amtool', 'prometheus-alertmanager'), [
+      'check-config',
+      'deploy/alertmanager/alertmanager.yml',
+    ]);
+    expect(result).toEqual({ code: 0, output: expect.stringMatching(/SUCCESS[\s\S]*1 receivers/) });
   });
 });

@@ -29,6 +29,8 @@ export interface RunningHaproxy {
   /** Where clients connect: the `api` frontend. */
   url: string;
   port: number;
+  /** The stats frontend: `/metrics` (HAProxy's Prometheus exporter) and `/stats`. */
+  statsUrl: string;
   output(): string;
   /** The servers of backend `app` by name (app1, app2), and the backend's own line. */
   stats(): Promise<{ servers: Map<string, ServerStat>; backend: ServerStat }>;
@@ -86,13 +88,18 @@ function parseStat(csv: string): { servers: Map<string, ServerStat>; backend?: S
 /**
  * HAProxy with the shipped configuration, in the foreground, its ports and server addresses
  * substituted through the environment the configuration reads (HAPROXY_BIND, APPn_ADDR, …).
- * HAPROXY_CHECK_* set around the test reach it too, to try other check timings.
+ * HAPROXY_CHECK_* set around the test reach it too, to try other check timings; `env` sets
+ * other variables the configuration reads (HAPROXY_TIMEOUT_SERVER, …).
  */
-export async function startHaproxy(servers: { app1: string; app2: string }): Promise<RunningHaproxy> {
+export async function startHaproxy(
+  servers: { app1: string; app2: string },
+  env: Record<string, string> = {},
+): Promise<RunningHaproxy> {
   haproxyVersion();
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-haproxy-'));
   const socket = path.join(dir, 'admin.sock');
+  const statsPort = await freePort();
   const passThrough = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k.startsWith('HAPROXY_CHECK_')),
   ) as Record<string, string>;
@@ -100,8 +107,9 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
     env: {
       PATH: process.env.PATH ?? '',
       ...passThrough,
+      ...env,
       HAPROXY_BIND: `127.0.0.1:${port}`,
-      HAPROXY_STATS_BIND: `127.0.0.1:${await freePort()}`,
+      HAPROXY_STATS_BIND: `127.0.0.1:${statsPort}`,
       HAPROXY_STATS_SOCKET: socket,
       APP1_ADDR: servers.app1,
       APP2_ADDR: servers.app2,
@@ -129,6 +137,7 @@ export async function startHaproxy(servers: { app1: string; app2: string }): Pro
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    statsUrl: `http://127.0.0.1:${statsPort}`,
     output: watched.output,
     stats,
     command: (command: string) => socketCommand(socket, command),
