@@ -8,6 +8,8 @@ import { UsageService } from '../usage/usage.service.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { AuditLogService } from '../auth/audit-log.service.js';
 import { adminConfig, type AdminConfig } from '../config/admin.config.js';
+import { exposureWarning } from '../config/listen-address.js';
+import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import { serverConfig, type ServerConfig } from '../config/server.config.js';
 import { applyHttpEdge, jsonOnlyHeaders, requestEdge } from '../http/http-edge.js';
 import { JsonExpressAdapter } from '../http/json-express.adapter.js';
@@ -35,6 +37,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
   constructor(
     @Inject(adminConfig.token) private readonly config: AdminConfig,
     @Inject(serverConfig.token) private readonly http: ServerConfig,
+    @Inject(runtimeConfig.token) private readonly runtime: RuntimeConfig,
     private readonly keys: ApiKeysService,
     private readonly tokens: AdminTokensService,
     private readonly audit: AuditLogService,
@@ -68,6 +71,14 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     await app.listen(port, this.config.adminHost);
     this.app = app;
     this.logger.log(`admin API on http://${this.config.adminHost}:${this.port()}/admin/v1`);
+    const exposed = exposureWarning(
+      this.runtime.nodeEnv,
+      'ADMIN_HOST',
+      this.config.adminHost,
+      this.port() as number,
+      'the admin API (issuing, changing and revoking API keys, behind admin tokens)',
+    );
+    if (exposed !== undefined) this.logger.warn(exposed);
   }
 
   /** The port the admin listener is bound to (the system's choice with ADMIN_PORT=0); undefined when off. */
