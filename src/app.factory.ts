@@ -1,16 +1,14 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { AppModule, AppModuleOptions } from './app.module.js';
-import { answerClientErrors } from './http/client-errors.js';
 import { FinishedRequests } from './http/finished-requests.js';
-import { corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
+import { applyHttpEdge, corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
 import { JsonExpressAdapter } from './http/json-express.adapter.js';
 import { recordedContext } from './request-context/request-context.js';
 import { routeTemplate } from './http/route-template.js';
 import { loadConfig } from './config/config.js';
-import type { ServerConfig } from './config/server.config.js';
 import { ShutdownService } from './lifecycle/shutdown.service.js';
 import { AppLogger, type AccessRecord } from './logging/app-logger.js';
 import { MetricsService } from './metrics/metrics.service.js';
@@ -25,13 +23,12 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
   const config = options.config ?? loadConfig();
   const express = app as NestExpressApplication;
   express.set('trust proxy', config.server.trustProxy);
-  express.disable('x-powered-by');
-  express.set('etag', false);
   // Every log of the process goes through pino: JSON lines, pretty in development.
   const logger = app.get(AppLogger);
   app.useLogger(logger.nest());
-  // First on every request: its id, security headers, and once it is over, its access log
-  // line and metrics (one middleware, one listener); then CORS. The listener only notes what the
+  // The HTTP edge (applyHttpEdge, the admin listener's too), first on every request: its id,
+  // its head's limits, security headers, and once it is over, its access log line and metrics
+  // (one middleware, one listener); then CORS. The listener only notes what the
   // line and the histogram need; both are written in batches (FinishedRequests), applied before
   // each scrape of /metrics and when the listener closes at shutdown.
   const metrics = app.get(MetricsService);
@@ -43,7 +40,9 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
   });
   metrics.beforeScrape(() => finished.flush());
   (app.getHttpServer() as Server).on('close', () => finished.flush());
-  app.use(
+  const server = applyHttpEdge(
+    app,
+    config.server,
     requestEdge(
       () => metrics.requestStarted(),
       (req, res, durationMs) => {
@@ -72,38 +71,10 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
   );
   if (config.cors.corsOrigins.length > 0) app.enableCors(corsOptions(config.cors));
   if (config.server.testDelayHeader) app.use(testDelayMiddleware());
-  configureServer(app, config.server);
+  // Requests are tracked for the shutdown drain.
+  app.get(ShutdownService).attach(server);
   mountOpenApi(app, config.publicUrls);
   // Signals are handled by main.ts (onShutdownSignals): drain first, then close the app.
-}
-
-/**
- * HTTP server settings. Keep-alive outlasts the balancer's idle timeout, so the balancer,
- * not this server, closes idle connections (no 502 from a race); the headers and request
- * timeouts stop slow clients from holding sockets, and the connection cap bounds how many they
- * hold at once. Requests are tracked for the shutdown drain.
- */
-function configureServer(app: INestApplication, config: ServerConfig): void {
-  const server = app.getHttpServer() as Server;
-  server.keepAliveTimeout = config.keepAliveTimeoutMs;
-  server.headersTimeout = config.headersTimeoutMs;
-  server.requestTimeout = config.requestTimeoutMs;
-  server.maxConnections = config.maxConnections;
-  // A createServer option that Nest doesn't pass through; Node reads the property when it starts
-  // listening. A slow client is cut between its timeout and one interval later.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
-    config.connectionsCheckIntervalMs;
-  // Node keeps only the first 2,000 header fields by default and drops the rest silently; it
-  // keeps them all here, and the edge refuses more than MAX_HEADER_FIELDS (431). Node's own bare
-  // 400 for an HTTP/1.1 request without Host is left to the edge too, which answers the Error body.
-  server.maxHeadersCount = 0;
-  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
-  // Expect: 100-continue is answered when the body is read (readJsonBody), after admission, so
-  // a client without a valid key or within a ban is refused before it is invited to upload.
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
-  // What those timeouts, oversized headers, malformed HTTP and CONNECT get: the Error body, then close.
-  answerClientErrors(server);
-  app.get(ShutdownService).attach(server);
 }
 
 /** The HTTP adapter of the application (also the HTTP tests'): Express, answering in lossless JSON. */

@@ -1,12 +1,15 @@
+import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import http from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
 import { AdminServer } from '../src/admin/admin.server.js';
+import { generateAdminToken } from '../src/auth/admin-token-format.js';
 import { AdminTokensService } from '../src/auth/admin-tokens.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { parseJson } from '../src/json/json-codec.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
-import { startTestApp } from './support/app.js';
+import { FakeClock, startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { migratePostgres } from '../src/database/pg-database.js';
@@ -23,6 +26,36 @@ function adminOf(app: NestExpressApplication): ReturnType<typeof request> {
   const port = app.get(AdminServer).port();
   if (port === undefined) throw new Error('the admin listener is off');
   return request(`http://127.0.0.1:${port}`);
+}
+
+/**
+ * GET /admin/v1/keys with `token`, sent from the loopback address `from` (127.0.0.0/8 is all
+ * this machine's), so that tests can be several clients.
+ */
+function listKeysFrom(
+  app: NestExpressApplication,
+  from: string,
+  token: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(
+      {
+        host: '127.0.0.1',
+        port: app.get(AdminServer).port(),
+        path: '/admin/v1/keys',
+        localAddress: from,
+        agent: false,
+        headers: { Authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode as number, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+  });
 }
 
 /** A body with int64 ids, read exactly. */
@@ -436,6 +469,55 @@ describeEachDatabase('the admin API on %s', (kind) => {
       { what: 'the admin call to be counted' },
     );
     expect(after).toBe(before + 1);
+  });
+});
+
+describeEachDatabase('forged admin tokens on %s', (kind) => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    // The clock stands still: no minute ends, so no budget is renewed during the test.
+    const clock = new FakeClock(new Date('2026-11-22T15:00:05Z'));
+    app = await startTestApp(db, { clock, env: { ADMIN_PORT: '0' } });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('looks up forged admin tokens within a budget per address, then refuses them 429 without a lookup', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const metric = async (name: string, labels: Record<string, string> = {}) =>
+        sample(await app.get(MetricsService).render(), name, labels) ?? 0;
+      const token = (await app.get(AdminTokensService).create('ops', 'test')).token;
+      // A token found before, and a token never seen by this instance yet, both valid.
+      expect((await listKeysFrom(app, '127.0.0.1', token)).status).toBe(200);
+      const fresh = (await app.get(AdminTokensService).create(`fresh`, 'test')).token;
+      const lookupsBefore = await metric('admin_token_lookups_total');
+      const refusedBefore = await metric('admin_token_refusals_total', { reason: 'address_budget' });
+      const answers = [];
+      for (let i = 0; i < 30; i++) answers.push(await listKeysFrom(app, '127.0.0.2', generateAdminToken()));
+      // The budget (API_KEY_FAILED_LOOKUPS_PER_ADDRESS, 10 a minute) of lookups, then refusals.
+      expect(answers.map((r) => r.status)).toEqual([...Array(10).fill(401), ...Array(20).fill(429)]);
+      expectErrorBody({ ...answers[0], body: answers[0].body }, 401, 'invalid_admin_token');
+      const refused = answers[29];
+      expectErrorBody({ ...refused, body: refused.body }, 429, 'rate_limit_exceeded', /admin tokens/);
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+      expect(await metric('admin_token_lookups_total')).toBe(lookupsBefore + 10);
+      expect(await metric('admin_token_refusals_total', { reason: 'address_budget' })).toBe(refusedBefore + 20);
+      const crossings = warn.mock.calls.filter(([m]) => /unknown admin tokens/.test(String(m)));
+      expect(crossings).toEqual([[expect.stringContaining('127.0.0.2')]]);
+      // A token this instance has found is never refused because of its address; a new one from
+      // another address is looked up as ever.
+      expect((await listKeysFrom(app, '127.0.0.2', token)).status).toBe(200);
+      expect((await listKeysFrom(app, '127.0.0.3', fresh)).status).toBe(200);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
 

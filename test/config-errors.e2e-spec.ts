@@ -95,6 +95,16 @@ describe('the server refuses bad settings before it acts', () => {
     expect(readdirSync(dataDir)).toEqual([]);
   });
 
+  it('refuses two listeners on one port (ADMIN_PORT equal to METRICS_PORT) before it listens on either', async () => {
+    const other = await freePort();
+    const { code, output } = await server({ ADMIN_PORT: String(other), METRICS_PORT: String(other) });
+    expect(code).toBe(78);
+    expect(problems(output)).toEqual([
+      `ADMIN_PORT must differ from METRICS_PORT (${other}): each listener needs a port of its own`,
+    ]);
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
   it('refuses a DATA_DIR that is a file', async () => {
     const file = path.join(scratch, 'a-file');
     writeFileSync(file, 'not a directory');

@@ -23,7 +23,9 @@ const BEARER = /^Bearer ([^\s]+)$/i;
  * The admin API's only guard, global on its application: every route but the document needs
  * `Authorization: Bearer <admin token>` of a live token. Missing: 401 missing_admin_token;
  * anything else (an unknown or revoked token, an API key, a malformed header): 401
- * invalid_admin_token. The token's name becomes the request's actor.
+ * invalid_admin_token. Well-formed tokens this instance has never found are looked up within a
+ * budget per client address (AdminTokensService.authenticate): past it, 429 rate_limit_exceeded.
+ * The token's name becomes the request's actor.
  */
 @Injectable()
 export class AdminAuthGuard implements CanActivate {
@@ -46,7 +48,7 @@ export class AdminAuthGuard implements CanActivate {
       );
     }
     const token = BEARER.exec(header)?.[1];
-    const info = token === undefined ? null : await this.tokens.authenticate(token);
+    const info = token === undefined ? null : await this.tokens.authenticate(token, req.ip ?? '');
     if (info === null) {
       throw new ApiError(
         401,

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { AdminTokensService } from '../auth/admin-tokens.service.js';
@@ -9,10 +8,11 @@ import { UsageService } from '../usage/usage.service.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { AuditLogService } from '../auth/audit-log.service.js';
 import { adminConfig, type AdminConfig } from '../config/admin.config.js';
+import { exposureWarning } from '../config/listen-address.js';
+import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import { serverConfig, type ServerConfig } from '../config/server.config.js';
-import { answerClientErrors } from '../http/client-errors.js';
+import { applyHttpEdge, jsonOnlyHeaders, requestEdge } from '../http/http-edge.js';
 import { JsonExpressAdapter } from '../http/json-express.adapter.js';
-import { REQUEST_ID_HEADER, requestIdFor } from '../http/request-id.js';
 import { routeTemplate } from '../http/route-template.js';
 import { AppLogger } from '../logging/app-logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -37,6 +37,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
   constructor(
     @Inject(adminConfig.token) private readonly config: AdminConfig,
     @Inject(serverConfig.token) private readonly http: ServerConfig,
+    @Inject(runtimeConfig.token) private readonly runtime: RuntimeConfig,
     private readonly keys: ApiKeysService,
     private readonly tokens: AdminTokensService,
     private readonly audit: AuditLogService,
@@ -62,19 +63,22 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
       { bodyParser: false, logger: false },
     );
     app.useLogger(this.appLogger.nest());
-    app.disable('x-powered-by');
-    app.set('etag', false);
-    app.use(this.edge());
-    const server = app.getHttpServer() as Server;
-    server.keepAliveTimeout = this.http.keepAliveTimeoutMs;
-    server.headersTimeout = this.http.headersTimeoutMs;
-    server.requestTimeout = this.http.requestTimeoutMs;
-    answerClientErrors(server);
+    // The public listener's HTTP edge (framing, head limits, server settings, Node's refusals
+    // answered with the Error body), with this listener's headers and reports.
+    applyHttpEdge(app, this.http, this.edge());
     await app.init();
     app.get(AdminOpenApiController).use(buildAdminOpenApiDocument(app));
     await app.listen(port, this.config.adminHost);
     this.app = app;
     this.logger.log(`admin API on http://${this.config.adminHost}:${this.port()}/admin/v1`);
+    const exposed = exposureWarning(
+      this.runtime.nodeEnv,
+      'ADMIN_HOST',
+      this.config.adminHost,
+      this.port() as number,
+      'the admin API (issuing, changing and revoking API keys, behind admin tokens)',
+    );
+    if (exposed !== undefined) this.logger.warn(exposed);
   }
 
   /** The port the admin listener is bound to (the system's choice with ADMIN_PORT=0); undefined when off. */
@@ -92,34 +96,30 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * First on every admin request: its id (X-Request-Id, as on the public API), no caching, and once
-   * it is over its access line, with the admin token's name as `actor`, and admin_requests_total.
+   * First on every admin request: the public API's requestEdge (its id, its head's limits), the
+   * API's security headers with no-store on every path, no trace span, and once it is over its
+   * access line, with the admin token's name as `actor`, and admin_requests_total.
    */
   private edge() {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const startedAt = performance.now();
-      const id = requestIdFor(req);
-      req.id = id;
-      res.setHeader(REQUEST_ID_HEADER, id);
-      res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      res.once('close', () => {
+    return requestEdge(
+      () => {},
+      (req, res, durationMs) => {
         const route = routeTemplate(req);
         const status = res.writableFinished ? res.statusCode : undefined;
         this.metrics.adminRequestFinished(req.method, route, status ?? 499);
         this.appLogger.access({
-          requestId: id,
+          requestId: req.id as string,
           method: req.method,
           route,
           url: req.originalUrl ?? req.url,
           status,
-          durationMs: Math.round((performance.now() - startedAt) * 100) / 100,
+          durationMs: Math.round(durationMs * 100) / 100,
           ip: req.ip,
           keyId: undefined,
           actor: recordedContext(req)?.adminActor,
         });
-      });
-      next();
-    };
+      },
+      { headers: jsonOnlyHeaders(), trace: false },
+    );
   }
 }

@@ -30,6 +30,10 @@ export const API_KEY_REFUSAL_REASONS = [
 ] as const;
 export type ApiKeyRefusalReason = (typeof API_KEY_REFUSAL_REASONS)[number];
 
+/** Why a well-formed bearer admin token was refused (admin_token_refusals_total). */
+export const ADMIN_TOKEN_REFUSAL_REASONS = ['unknown', 'address_budget', 'instance_budget'] as const;
+export type AdminTokenRefusalReason = (typeof ADMIN_TOKEN_REFUSAL_REASONS)[number];
+
 /**
  * What key verification reports as it goes, for metrics (the metrics module provides it; auth
  * does not depend on metrics). Absent in tools that verify no key.
@@ -38,4 +42,7 @@ export abstract class AuthObserver {
   /** One lookup query was sent to the database. */
   abstract lookup(): void;
   abstract refused(reason: ApiKeyRefusalReason): void;
+  /** One admin token lookup query was sent to the database. */
+  abstract adminTokenLookup(): void;
+  abstract adminTokenRefused(reason: AdminTokenRefusalReason): void;
 }

@@ -5,11 +5,14 @@ const MINUTE_START = Date.parse('2026-11-22T12:00:00Z');
 describe('GuessBudgets', () => {
   it('refuses an address once its failed lookups reach the budget, until the UTC minute ends', () => {
     const budgets = new GuessBudgets(2, 1_000, 1);
+    const spent: boolean[] = [];
     for (let i = 0; i < 2; i++) {
       const failures = budgets.check('203.0.113.7', MINUTE_START + 1_000);
       if (typeof failures === 'string') throw new Error(`refused: ${failures}`);
-      budgets.charge(failures);
+      spent.push(budgets.charge(failures));
     }
+    // The charge that spends the budget says so, once (the warn line of a crossing).
+    expect(spent).toEqual([false, true]);
     expect(budgets.check('203.0.113.7', MINUTE_START + 59_999)).toBe('address_budget');
     // Another address has its own budget; the next minute starts afresh.
     expect(typeof budgets.check('198.51.100.1', MINUTE_START + 59_999)).toBe('object');

@@ -11,13 +11,14 @@ export interface AddressFailures {
 }
 
 /**
- * The budgets of lookups of version 1 keys an instance has never found (docs/api-keys.md,
- * "Verification"): failed lookups per address and UTC minute, failed lookups per second for the
- * whole instance (a token bucket), and how many run at once (a semaphore over part of the pool).
- * A budget is checked when a lookup starts and charged when it fails, so a valid key costs none.
+ * The budgets of lookups of credentials an instance has never found (docs/api-keys.md,
+ * "Verification"; version 1 API keys and admin tokens each have their own): failed lookups per
+ * address and UTC minute, failed lookups per second for the whole instance (a token bucket), and
+ * how many run at once (a semaphore over part of the pool). A budget is checked when a lookup
+ * starts and charged when it fails, so a valid credential costs none.
  */
 export class GuessBudgets {
-  /** Failed lookups of never-found version 1 keys per address, in the current minute. */
+  /** Failed lookups of never-found credentials per address, in the current minute. */
   private readonly failuresByAddress = new LRUCache<string, AddressFailures>({ max: CACHE_MAX });
   private readonly failedLookups: TokenBucket;
   private readonly unknownLookupSlots: Semaphore;
@@ -52,10 +53,14 @@ export class GuessBudgets {
     return failures;
   }
 
-  /** Charges a failed lookup to its address and to the instance. */
-  charge(failures: AddressFailures): void {
+  /**
+   * Charges a failed lookup to its address and to the instance; true when this one spent the
+   * address's budget for the minute (its next guesses are refused without a lookup).
+   */
+  charge(failures: AddressFailures): boolean {
     failures.count += 1;
     this.failedLookups.spend();
+    return failures.count === this.failedPerAddressPerMinute;
   }
 }
 

@@ -1,25 +1,25 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
 import { int, optional } from './env.js';
-import { checkListenHost, listenHostShape } from './listen-address.js';
+import { checkListenHost, checkOwnPort, listenHostShape } from './listen-address.js';
+import { metricsConfig } from './metrics.config.js';
 import { serverConfig } from './server.config.js';
 
 /**
  * The admin API's listener (docs/admin-api.md): off unless ADMIN_PORT is set, on loopback unless
- * ADMIN_HOST opens it, never on PORT. Its start-up check resolves ADMIN_HOST when the listener
+ * ADMIN_HOST opens it, never on PORT or METRICS_PORT. Its start-up check resolves ADMIN_HOST when the listener
  * is on.
  */
 export const adminConfig = defineConfig(
   'admin',
   (env, use) => {
     const { port } = use(serverConfig);
+    const { metricsPort } = use(metricsConfig);
     // 0 asks the system for a free port (tests); the listener logs the one it got.
     const adminPort = optional(env, 'ADMIN_PORT') === undefined ? undefined : int(env, 'ADMIN_PORT', 0, 0, 65535);
-    if (adminPort !== undefined && adminPort !== 0 && adminPort === port && env.ok('ADMIN_PORT', 'PORT')) {
-      env.problem(
-        `ADMIN_PORT must differ from PORT (${port}): the admin API is never served on the public port`,
-        'ADMIN_PORT',
-      );
-    }
+    checkOwnPort(env, { name: 'ADMIN_PORT', port: adminPort }, [
+      { name: 'PORT', port },
+      { name: 'METRICS_PORT', port: metricsPort },
+    ]);
     return {
       /** Serve the admin API on this port (a listener of its own); undefined: no admin API. */
       adminPort,

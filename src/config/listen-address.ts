@@ -72,3 +72,53 @@ export async function checkListenHost(
     );
   }
 }
+
+/** A listener's port, by the variable that sets it; undefined: the listener is off. */
+export interface ListenerPort {
+  name: string;
+  port: number | undefined;
+}
+
+/**
+ * Records a problem when `listener`'s port is one of `others'`: two listeners of one process on
+ * one port would stop the start on EADDRINUSE. Each listener's slice checks its port against
+ * those of the slices before it (PORT, then METRICS_PORT, then ADMIN_PORT), so every pair is
+ * checked once, with one message. Port 0 (the system picks a free one) never conflicts.
+ */
+export function checkOwnPort(env: Reader, listener: ListenerPort, others: readonly ListenerPort[]): void {
+  if (listener.port === undefined || listener.port === 0) return;
+  for (const other of others) {
+    if (other.port === listener.port && env.ok(listener.name, other.name)) {
+      env.problem(
+        `${listener.name} must differ from ${other.name} (${other.port}): each listener needs a port of its own`,
+        listener.name,
+      );
+      return;
+    }
+  }
+}
+
+/** Whether `host` names this machine's loopback interface only (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (bare === 'localhost' || bare === '::1' || bare === '0:0:0:0:0:0:0:1') return true;
+  return isIP(bare) === 4 && bare.startsWith('127.');
+}
+
+/**
+ * The warn line of a listener bound off loopback in production (`what` says what it serves), or
+ * undefined: reachable from the network, it relies on its token and on the network's walls alone.
+ */
+export function exposureWarning(
+  nodeEnv: string,
+  variable: string,
+  host: string,
+  port: number,
+  what: string,
+): string | undefined {
+  if (nodeEnv !== 'production' || isLoopbackHost(host)) return undefined;
+  return (
+    `${variable}=${host} is not loopback: ${what} is reachable from the network on ${host}:${port}; ` +
+    `keep that address on an internal network, or set ${variable}=127.0.0.1`
+  );
+}

@@ -1,6 +1,6 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
 import { int, optional } from './env.js';
-import { checkListenHost, listenHostShape } from './listen-address.js';
+import { checkListenHost, checkOwnPort, listenHostShape } from './listen-address.js';
 import { runtimeConfig } from './runtime.config.js';
 import { serverConfig } from './server.config.js';
 
@@ -18,9 +18,7 @@ export const metricsConfig = defineConfig(
       env.problem(`METRICS_TOKEN must be at least 16 characters long, got ${metricsToken.length}`, 'METRICS_TOKEN');
     }
     const metricsPort = optional(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0, 1, 65535);
-    if (metricsPort !== undefined && metricsPort === port && env.ok('METRICS_PORT', 'PORT')) {
-      env.problem(`METRICS_PORT must differ from PORT (${port}): metrics get a listener of their own`, 'METRICS_PORT');
-    }
+    checkOwnPort(env, { name: 'METRICS_PORT', port: metricsPort }, [{ name: 'PORT', port }]);
     // Open metrics on the public port tell anyone the traffic, the errors and the process's
     // insides; in production they need a token, or a port of their own kept off the public network.
     if (

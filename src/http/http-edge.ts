@@ -1,13 +1,16 @@
 import type { INestApplication } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorsConfig } from '../config/cors.config.js';
+import type { ServerConfig } from '../config/server.config.js';
 import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
 import { startRequestSpan, withSpan } from '../tracing/tracing.js';
 import { requestContext } from '../request-context/request-context.js';
+import { answerClientErrors } from './client-errors.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { headRefusal, literalTarget } from './request-limits.js';
 import type { ApiError } from '../errors/api-error.js';
@@ -103,6 +106,13 @@ export function edgeHeaders(docsConnectOrigins: readonly string[] = []): EdgeHea
   };
 }
 
+/** The API's headers, with no-store, on every path: a listener that serves JSON only (the admin API). */
+export function jsonOnlyHeaders(): EdgeHeaders {
+  const api = recordHeaders(helmet(API_HELMET_OPTIONS));
+  const headers: RecordedHeaders = { set: [...api.set, API_CACHE_CONTROL], removed: api.removed };
+  return { forPath: () => headers };
+}
+
 /** Whether `path` is `prefix` or below it, letters compared in any case. */
 function isUnder(path: string, prefix: string): boolean {
   return (
@@ -120,6 +130,15 @@ export function applyHeaders(res: ServerResponse, headers: RecordedHeaders): voi
 /** What the edge reports when a request is over: complete, or abandoned by the client. */
 export type RequestFinished = (req: Request, res: Response, durationMs: number) => void;
 
+export interface RequestEdgeOptions {
+  /** The origins Swagger UI's Try-it-out may call (the docs page's connect-src). */
+  docsConnectOrigins?: readonly string[];
+  /** The security headers of each path; by default edgeHeaders(docsConnectOrigins). */
+  headers?: EdgeHeaders;
+  /** Whether each request gets a trace span (the public API's); default true. */
+  trace?: boolean;
+}
+
 /**
  * The first middleware every request passes through (CORS, when enabled, comes after it): it
  * gives the request its id (req.id, echoed in X-Request-Id, on errors too, so a client can quote
@@ -130,13 +149,14 @@ export type RequestFinished = (req: Request, res: Response, durationMs: number) 
  * It also applies the limits of a request's head (request-limits.ts): a refused head is
  * answered here, with the Error body, before any route; a path that is not valid
  * percent-encoding is taken literally, so that its request is admitted and refused by the route.
+ * Every listener built on Nest (the public API, the admin API) has its own requestEdge, installed
+ * by applyHttpEdge.
  */
 export function requestEdge(
   onStart: () => void,
   onFinished: RequestFinished,
-  { docsConnectOrigins = [] }: { docsConnectOrigins?: readonly string[] } = {},
-) {
-  const headers = edgeHeaders(docsConnectOrigins);
+  { docsConnectOrigins = [], headers = edgeHeaders(docsConnectOrigins), trace = true }: RequestEdgeOptions = {},
+): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     const startedAt = performance.now();
     const id = requestIdFor(req);
@@ -148,6 +168,7 @@ export function requestEdge(
     const refusal = headRefusal(req);
     if (refusal !== undefined) return refuse(res, refusal, id);
     req.url = literalTarget(req.url);
+    if (!trace) return next();
     const span = startRequestSpan(req.method, req.headers);
     if (span === undefined) return next();
     requestContext(req).span = span;
@@ -155,6 +176,41 @@ export function requestEdge(
     if (span.isRecording()) withSpan(span, next);
     else next();
   };
+}
+
+/**
+ * The HTTP edge of a listener, the same on each (docs/security.md, "Input limits"): Express's
+ * settings, `edge` (a requestEdge) first on every request, and the HTTP server's settings.
+ *
+ * Keep-alive outlasts the balancer's idle timeout, so the balancer, not this server, closes idle
+ * connections (no 502 from a race); the headers and request timeouts stop slow clients from
+ * holding sockets, and the connection cap bounds how many they hold at once. Node keeps only the
+ * first 2,000 header fields by default and drops the rest silently, and answers an HTTP/1.1
+ * request without Host with a bare 400: it keeps them all here, and the edge refuses more than
+ * MAX_HEADER_FIELDS (431) and a missing Host with the Error body. What Node itself still refuses
+ * (timeouts, oversized headers, malformed HTTP, CONNECT) gets the Error body too.
+ */
+export function applyHttpEdge(app: INestApplication, config: ServerConfig, edge: RequestHandler): Server {
+  const express = app as NestExpressApplication;
+  express.disable('x-powered-by');
+  express.set('etag', false);
+  app.use(edge);
+  const server = app.getHttpServer() as Server;
+  server.keepAliveTimeout = config.keepAliveTimeoutMs;
+  server.headersTimeout = config.headersTimeoutMs;
+  server.requestTimeout = config.requestTimeoutMs;
+  server.maxConnections = config.maxConnections;
+  // A createServer option that Nest doesn't pass through; Node reads the property when it starts
+  // listening. A slow client is cut between its timeout and one interval later.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+    config.connectionsCheckIntervalMs;
+  server.maxHeadersCount = 0;
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  // Expect: 100-continue is answered when the body is read (readJsonBody), after admission, so
+  // a client without a valid credential is refused before it is invited to upload.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
+  answerClientErrors(server);
+  return server;
 }
 
 /**

@@ -46,7 +46,7 @@ function hasBody(req: Request): boolean {
  * Reads the body of a request that has passed admission. A `Content-Encoding` other than
  * `identity` is a 415 (RFC 9110 §8.4: the service applies no coding, so it cannot read the
  * body as JSON). A client waiting on `Expect: 100-continue` is invited to send the body only
- * here, once the request is admitted and its head accepted (configureServer keeps Node from
+ * here, once the request is admitted and its head accepted (applyHttpEdge keeps Node from
  * answering 100 at once).
  */
 export async function readJsonBody(req: Request, res: Response): Promise<unknown> {

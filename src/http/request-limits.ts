@@ -6,7 +6,7 @@ import { ApiError } from '../errors/api-error.js';
  * (docs/security.md, "Input limits"). Node's HTTP server would apply some of these by itself,
  * silently: it keeps only the first 2,000 header fields (maxHeadersCount), drops a second
  * Authorization or Host, and reads `Transfer-Encoding: gzip, chunked` as plain chunked. The
- * server is configured to keep everything (configureServer), and these checks refuse instead.
+ * server is configured to keep everything (applyHttpEdge), and these checks refuse instead.
  */
 
 /** Most header fields a request may have, else 431: ample for browsers and proxies. */

@@ -4,6 +4,8 @@ import { ApiError, ErrorBody } from '../errors/api-error.js';
 import { stringifyJson } from '../json/json-codec.js';
 import { REQUEST_ID_HEADER, requestIdFor } from '../http/request-id.js';
 import { metricsConfig, type MetricsConfig } from '../config/metrics.config.js';
+import { exposureWarning } from '../config/listen-address.js';
+import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import { serverConfig, type ServerConfig } from '../config/server.config.js';
 import { checkMetricsToken, digest } from './metrics-token.guard.js';
 import { MetricsService } from './metrics.service.js';
@@ -24,6 +26,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(metricsConfig.token) private readonly config: MetricsConfig,
     /** The app server's timeouts, which this listener shares. */
     @Inject(serverConfig.token) private readonly http: ServerConfig,
+    @Inject(runtimeConfig.token) private readonly runtime: RuntimeConfig,
     private readonly metrics: MetricsService,
   ) {
     if (config.metricsToken) this.expected = digest(config.metricsToken);
@@ -45,6 +48,11 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     });
     this.server = server;
     this.logger.log(`metrics on http://${this.config.metricsHost}:${port}/metrics`);
+    const what = this.expected
+      ? "/metrics (behind METRICS_TOKEN): the service's traffic, errors and process state"
+      : "/metrics, without a token: the service's traffic, errors and process state";
+    const exposed = exposureWarning(this.runtime.nodeEnv, 'METRICS_HOST', this.config.metricsHost, port, what);
+    if (exposed !== undefined) this.logger.warn(exposed);
   }
 
   async onApplicationShutdown(): Promise<void> {

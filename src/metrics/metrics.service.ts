@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { API_KEY_REFUSAL_REASONS, ApiKeyRefusalReason, AuthObserver, PLANS } from '../auth/auth.types.js';
+import {
+  ADMIN_TOKEN_REFUSAL_REASONS,
+  API_KEY_REFUSAL_REASONS,
+  type AdminTokenRefusalReason,
+  type ApiKeyRefusalReason,
+  AuthObserver,
+  PLANS,
+} from '../auth/auth.types.js';
 
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';
@@ -85,6 +92,19 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly adminTokenLookups = new Counter({
+    name: 'admin_token_lookups_total',
+    help: 'Admin token lookups sent to the database.',
+    registers: [this.registry],
+  });
+
+  private readonly adminTokenRefusals = new Counter({
+    name: 'admin_token_refusals_total',
+    help: 'Well-formed admin tokens refused, by reason: unknown (or revoked), address_budget (refused without a lookup: too many unknown tokens from the address this minute), instance_budget.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   private readonly usageFlushRows = new Counter({
     name: 'usage_flush_rows_total',
     help: 'Rows of usage per key and hour written by this instance (one per key and hour in each write).',
@@ -116,6 +136,7 @@ export class MetricsService {
     }
     for (const kind of ['unavailable', 'query'] as const) this.databaseErrors.inc({ kind }, 0);
     for (const reason of API_KEY_REFUSAL_REASONS) this.apiKeyRefusals.inc({ reason }, 0);
+    for (const reason of ADMIN_TOKEN_REFUSAL_REASONS) this.adminTokenRefusals.inc({ reason }, 0);
   }
 
   /** Counts one API key lookup query. */
@@ -126,6 +147,16 @@ export class MetricsService {
   /** Counts a refused bearer key. */
   apiKeyRefused(reason: ApiKeyRefusalReason): void {
     this.apiKeyRefusals.inc({ reason });
+  }
+
+  /** Counts one admin token lookup query. */
+  adminTokenLookup(): void {
+    this.adminTokenLookups.inc();
+  }
+
+  /** Counts a refused well-formed admin token. */
+  adminTokenRefused(reason: AdminTokenRefusalReason): void {
+    this.adminTokenRefusals.inc({ reason });
   }
 
   /** Counts a 429: `plan` is the key's plan, or 'anonymous' for requests limited per address. */
@@ -248,6 +279,14 @@ export class AuthMetrics extends AuthObserver {
 
   refused(reason: ApiKeyRefusalReason): void {
     this.metrics.apiKeyRefused(reason);
+  }
+
+  adminTokenLookup(): void {
+    this.metrics.adminTokenLookup();
+  }
+
+  adminTokenRefused(reason: AdminTokenRefusalReason): void {
+    this.metrics.adminTokenRefused(reason);
   }
 }
 
