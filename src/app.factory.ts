@@ -102,7 +102,7 @@ function configureServer(app: INestApplication, config: ServerConfig): void {
   // a client without a valid key or within a ban is refused before it is invited to upload.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   // What those timeouts, oversized headers, malformed HTTP and CONNECT get: the Error body, then close.
-  answerClientErrors(server);
+  answerClientErrors(server, app.get(AppLogger));
   app.get(ShutdownService).attach(server);
 }
 

@@ -148,7 +148,7 @@ export function requestEdge(
     const refusal = headRefusal(req);
     if (refusal !== undefined) return refuse(res, refusal, id);
     req.url = literalTarget(req.url);
-    const span = startRequestSpan(req.method, req.headers);
+    const span = startRequestSpan(req.method, req.url, req.headers);
     if (span === undefined) return next();
     requestContext(req).span = span;
     // A sampled request's handling runs with its span active, so its queries are its children.
