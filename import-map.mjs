@@ -10,14 +10,14 @@ export const KERNEL = {
   deprecation: ['config', 'errors', 'time'],
   errors: ['framework', 'json', 'logging', 'request-context'],
   framework: [],
-  http: ['config', 'errors', 'framework', 'json', 'request-context', 'tracing'],
+  http: ['config', 'errors', 'framework', 'json', 'logging', 'request-context', 'tracing'],
   json: [],
   lifecycle: ['config'],
   logging: ['config'],
   redis: ['config'],
   'request-context': [],
   time: [],
-  tracing: ['config'],
+  tracing: ['config', 'logging'],
 };
 export const FEATURES = {
   auth: [],

@@ -68,6 +68,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
       },
       { docsConnectOrigins: documentedOrigins(config.publicUrls) },
     ),
+    logger,
   );
   if (config.cors.corsOrigins.length > 0) app.enableCors(corsOptions(config.cors));
   if (config.server.testDelayHeader) app.use(testDelayMiddleware());

@@ -176,6 +176,52 @@ describeIfPostgres('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(receiver.bodies.some((b) => b.includes(apiKey.key))).toBe(false);
   });
 
+  it('exports no secret sent in the query, the path, a header or tracestate: url.path and url.query are redacted', async () => {
+    const key = apiKey.key;
+    const prefix = key.slice(0, key.indexOf('_') + 1);
+    const encoded = [...key]
+      .map((c, i) => `%${c.charCodeAt(0).toString(16)[i % 2 === 0 ? 'toUpperCase' : 'toLowerCase']()}`)
+      .join('');
+    const sent: { path: string; headers?: Record<string, string> }[] = [
+      { path: `/v1/pets?api_key=${key}&limit=1` },
+      { path: `/v1/pets?access_token=${key}` },
+      { path: `/v1/pets/${key}`, headers: { Authorization: `Bearer ${key}` } },
+      { path: `/v1/pets/${encoded}`, headers: { Authorization: `Bearer ${key}` } },
+      { path: '/v1/pets?limit=1', headers: { 'X-Api-Key': key, tracestate: `vendor=${key}` } },
+    ];
+    const spans: OtlpSpan[] = [];
+    for (const { path, headers = {} } of sent) {
+      const traceId = randomBytes(16).toString('hex');
+      const requestId = `trace-secret-${randomUUID()}`;
+      const res = await fetch(`${svc.url}${path}`, {
+        headers: {
+          ...headers,
+          'X-Request-Id': requestId,
+          traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+        },
+      });
+      await res.text();
+      spans.push(
+        await waitFor(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === 2), {
+          what: `the span of ${path}`,
+        }),
+      );
+      expect(JSON.stringify(await logLineOf(requestId))).not.toContain(key.slice(prefix.length, prefix.length + 10));
+    }
+    expect(spans.map((s) => [attribute(s, 'url.path'), attribute(s, 'url.query')])).toEqual([
+      ['/v1/pets', `api_key=${prefix}[REDACTED]&limit=1`],
+      ['/v1/pets', `access_token=${prefix}[REDACTED]`],
+      [`/v1/pets/${prefix}[REDACTED]`, undefined],
+      [`/v1/pets/${prefix}[REDACTED]`, undefined],
+      ['/v1/pets', 'limit=1'],
+    ]);
+    const body = key.slice(prefix.length);
+    for (let i = 0; i + 10 <= body.length; i++) {
+      expect(receiver.bodies.some((b) => b.includes(body.slice(i, i + 10)))).toBe(false);
+      expect(svc.output().includes(body.slice(i, i + 10))).toBe(false);
+    }
+  });
+
   it("writes the trace id in the request's access log line", async () => {
     const traceId = randomBytes(16).toString('hex');
     const requestId = `trace-log-${randomUUID()}`;

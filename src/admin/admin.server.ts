@@ -65,7 +65,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     app.useLogger(this.appLogger.nest());
     // The public listener's HTTP edge (framing, head limits, server settings, Node's refusals
     // answered with the Error body), with this listener's headers and reports.
-    applyHttpEdge(app, this.http, this.edge());
+    applyHttpEdge(app, this.http, this.edge(), this.appLogger);
     await app.init();
     app.get(AdminOpenApiController).use(buildAdminOpenApiDocument(app));
     await app.listen(port, this.config.adminHost);

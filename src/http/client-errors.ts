@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
 import { responseStartedOn } from '../framework/index.js';
 import { stringifyJson } from '../json/json-codec.js';
+import type { AppLogger } from '../logging/app-logger.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
 /**
@@ -20,6 +22,9 @@ import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
  * The codes: 431 and 413 alike are `payload_too_large`, malformed HTTP is `validation_failed` (as
  * the exception filter maps any other 400), and a request cut for being too slow is
  * `request_timeout`: nothing was wrong with what arrived, it did not arrive in time.
+ *
+ * Each refusal is logged (AppLogger.refused) at info with the client's address: the client chose
+ * what it sent, so it is not an error of the service.
  */
 const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string }> = {
   HPE_HEADER_OVERFLOW: {
@@ -58,10 +63,18 @@ const REASONS: Record<number, string> = {
   501: 'Not Implemented',
 };
 
-export function answerClientErrors(server: Server): void {
+export function answerClientErrors(server: Server, logger?: AppLogger): void {
   // An Expect header other than 100-continue: Node would answer a bare 417 itself.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const requestId = requestIdFor(req);
+    logger?.refused({
+      requestId,
+      method: req.method,
+      url: req.url,
+      status: 417,
+      code: 'invalid_parameter',
+      ip: req.socket.remoteAddress,
+    });
     const body: ErrorBody = {
       code: 'invalid_parameter',
       message: 'Expect: only 100-continue is supported.',
@@ -80,19 +93,37 @@ export function answerClientErrors(server: Server): void {
     // As Node does: answer only when nothing of a response has been written on this socket yet
     // (never corrupt one in progress), and never to a peer that has gone away.
     if (socket.writable && !responseStartedOn(socket) && err.code !== 'ECONNRESET') {
-      answerOnSocket(socket, ANSWERS[err.code ?? ''] ?? BAD_REQUEST);
+      const answer = ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
+      const requestId = answerOnSocket(socket, answer);
+      logger?.refused({ requestId, status: answer.status, code: answer.code, reason: err.code, ip: peer(socket) });
       return;
     }
     socket.destroy();
   });
-  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    if (socket.writable) answerOnSocket(socket, CONNECT);
-    else socket.destroy();
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const requestId = answerOnSocket(socket, CONNECT);
+    logger?.refused({
+      requestId,
+      method: req.method,
+      url: req.url,
+      status: CONNECT.status,
+      code: CONNECT.code,
+      ip: peer(socket),
+    });
   });
 }
 
-/** Writes an Error answer straight on the socket, then closes it. */
-function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCode; message: string }): void {
+/** The address of the client at the other end of the connection. */
+function peer(socket: Duplex): string | undefined {
+  return (socket as Partial<Socket>).remoteAddress;
+}
+
+/** Writes an Error answer straight on the socket, then closes it; returns the request id it gave. */
+function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCode; message: string }): string {
   const requestId = randomUUID();
   const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status, requestId };
   const text = stringifyJson(body);
@@ -108,4 +139,5 @@ function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCod
   // end() flushes the answer; destroy whatever is left once it has been written.
   socket.once('finish', () => socket.destroy());
   setTimeout(() => socket.destroy(), 1000).unref();
+  return requestId;
 }

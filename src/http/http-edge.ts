@@ -10,6 +10,7 @@ import type { ServerConfig } from '../config/server.config.js';
 import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
 import { startRequestSpan, withSpan } from '../tracing/tracing.js';
 import { requestContext } from '../request-context/request-context.js';
+import type { AppLogger } from '../logging/app-logger.js';
 import { answerClientErrors } from './client-errors.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 import { headRefusal, literalTarget } from './request-limits.js';
@@ -169,7 +170,7 @@ export function requestEdge(
     if (refusal !== undefined) return refuse(res, refusal, id);
     req.url = literalTarget(req.url);
     if (!trace) return next();
-    const span = startRequestSpan(req.method, req.headers);
+    const span = startRequestSpan(req.method, req.url, req.headers);
     if (span === undefined) return next();
     requestContext(req).span = span;
     // A sampled request's handling runs with its span active, so its queries are its children.
@@ -190,7 +191,12 @@ export function requestEdge(
  * MAX_HEADER_FIELDS (431) and a missing Host with the Error body. What Node itself still refuses
  * (timeouts, oversized headers, malformed HTTP, CONNECT) gets the Error body too.
  */
-export function applyHttpEdge(app: INestApplication, config: ServerConfig, edge: RequestHandler): Server {
+export function applyHttpEdge(
+  app: INestApplication,
+  config: ServerConfig,
+  edge: RequestHandler,
+  logger: AppLogger,
+): Server {
   const express = app as NestExpressApplication;
   express.disable('x-powered-by');
   express.set('etag', false);
@@ -209,7 +215,7 @@ export function applyHttpEdge(app: INestApplication, config: ServerConfig, edge:
   // Expect: 100-continue is answered when the body is read (readJsonBody), after admission, so
   // a client without a valid credential is refused before it is invited to upload.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
-  answerClientErrors(server);
+  answerClientErrors(server, logger);
   return server;
 }
 

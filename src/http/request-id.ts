@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { containsSecret } from '../logging/redact-secrets.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
@@ -16,8 +17,14 @@ declare module 'node:http' {
  */
 const WELL_FORMED = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** The request's id: the incoming X-Request-Id when well formed, else a new UUID. */
+/**
+ * The request's id: the incoming X-Request-Id when well formed, else a new UUID. An id shaped
+ * like one of our secrets (an API key sent in the wrong header) is never reused: the id is
+ * written in every log line of the request, its trace and its response.
+ */
 export function requestIdFor(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && WELL_FORMED.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && WELL_FORMED.test(incoming) && !containsSecret(incoming)
+    ? incoming
+    : randomUUID();
 }

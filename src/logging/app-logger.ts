@@ -11,6 +11,7 @@ import {
   pino,
   stdTimeFunctions,
 } from 'pino';
+import { redactSecrets } from './redact-secrets.js';
 
 /** Anything that could carry a secret, should it ever reach a log object. */
 const REDACT = [
@@ -29,10 +30,13 @@ export const MAX_LOGGED_CHARS = 1024;
 
 /**
  * The URL and a forwarded address are whatever the client sent, up to the 16 KiB header limit,
- * on every request, refused ones included: a line holds at most MAX_LOGGED_CHARS of each.
+ * on every request, refused ones included: a line holds at most MAX_LOGGED_CHARS of each, with
+ * every secret-shaped string in them redacted first (redact-secrets.ts), so a cut never leaves
+ * part of a secret behind.
  */
-function bounded(text: string): string {
-  return text.length <= MAX_LOGGED_CHARS ? text : `${text.slice(0, MAX_LOGGED_CHARS)}…[${text.length} chars]`;
+export function clientText(text: string): string {
+  const safe = redactSecrets(text);
+  return safe.length <= MAX_LOGGED_CHARS ? safe : `${safe.slice(0, MAX_LOGGED_CHARS)}…[${safe.length} chars]`;
 }
 
 /** What the access log says about one finished (or abandoned) request. */
@@ -54,6 +58,19 @@ export interface AccessRecord {
   endedAt?: number;
 }
 
+/** What the log says about a request refused before any route (AppLogger.refused). */
+export interface RefusedRecord {
+  requestId: string;
+  /** Absent when the request line itself could not be read. */
+  method?: string;
+  url?: string;
+  status: number;
+  code: string;
+  /** Node's code for what was wrong (HPE_HEADER_OVERFLOW, ERR_HTTP_REQUEST_TIMEOUT, …). */
+  reason?: string;
+  ip: string | undefined;
+}
+
 export interface AppLoggerOptions {
   level: LevelWithSilent;
   /** Human-readable output (development): pino's own object path through pino-pretty. */
@@ -70,7 +87,8 @@ export interface AppLoggerOptions {
  * and the format pino writes (level label, ISO time, pid, hostname, msg), JSON-escaped where a
  * value comes from the client, into the same asynchronous destination as pino's own lines, so
  * the stream stays one sequence of JSON lines. What this saves: the ledger's logging line in
- * bench scenario listPets.
+ * bench scenario listPets. Its client text (the URL, a forwarded address) is redacted field by
+ * field (clientText); its request id never holds a secret (requestIdFor refuses one).
  */
 export class AppLogger {
   readonly pino: Logger;
@@ -82,6 +100,16 @@ export class AppLogger {
   constructor(options: AppLoggerOptions, stream: DestinationStream) {
     this.stream = stream;
     this.json = !options.pretty;
+    // Every line of pino's (Nest's, the exception filter's, the services') passes through
+    // redactSecrets whole: whatever a message or an error quotes of a request, no secret is written.
+    const redacting: DestinationStream & { flush?: (cb: (err?: Error) => void) => void } = {
+      write: (line: string) => stream.write(redactSecrets(line)),
+      flush: (cb) => {
+        const target = stream as { flush?: (cb: (err?: Error) => void) => void };
+        if (typeof target.flush === 'function') target.flush(cb);
+        else cb();
+      },
+    };
     this.pino = pino(
       {
         level: options.level,
@@ -91,7 +119,7 @@ export class AppLogger {
           ? {}
           : { timestamp: stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } }),
       },
-      stream,
+      redacting,
     );
     this.threshold = options.level === 'silent' ? Infinity : levels.values[options.level];
     this.prefix = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
@@ -107,8 +135,8 @@ export class AppLogger {
         {
           ...record,
           endedAt: undefined,
-          url: bounded(record.url),
-          ip: record.ip === undefined ? undefined : bounded(record.ip),
+          url: clientText(record.url),
+          ip: record.ip === undefined ? undefined : clientText(record.ip),
         },
         msg,
       );
@@ -119,13 +147,34 @@ export class AppLogger {
       `,"requestId":${quote(record.requestId)}` +
       (record.traceId === undefined ? '' : `,"traceId":"${record.traceId}"`) +
       `,"method":${quote(record.method)},"route":${quote(record.route)}` +
-      `,"url":${quote(bounded(record.url))}`;
+      `,"url":${quote(clientText(record.url))}`;
     if (record.status !== undefined) line += `,"status":${record.status}`;
     line += `,"durationMs":${record.durationMs}`;
-    if (record.ip !== undefined) line += `,"ip":${quote(bounded(record.ip))}`;
+    if (record.ip !== undefined) line += `,"ip":${quote(clientText(record.ip))}`;
     if (record.keyId !== undefined) line += `,"keyId":${quote(record.keyId)}`;
     if (record.actor !== undefined) line += `,"actor":${quote(record.actor)}`;
     this.stream.write(`${line},"msg":"${msg}"}\n`);
+  }
+
+  /**
+   * The line of a request refused before the application saw it (src/http/client-errors.ts:
+   * malformed HTTP, oversized headers, a client too slow, CONNECT, an unknown Expect): what the
+   * client chose, so info, never error, with the client's address (the peer's: the headers that
+   * would name a forwarded one were not read, or not trusted that early).
+   */
+  refused(record: RefusedRecord): void {
+    this.pino.info(
+      {
+        requestId: record.requestId,
+        ...(record.method === undefined ? {} : { method: record.method }),
+        ...(record.url === undefined ? {} : { url: clientText(record.url) }),
+        status: record.status,
+        code: record.code,
+        ...(record.reason === undefined ? {} : { reason: record.reason }),
+        ip: record.ip === undefined ? undefined : clientText(record.ip),
+      },
+      'request refused',
+    );
   }
 
   /** An error or warning about one request, carrying its id (the client's X-Request-Id). */
@@ -175,14 +224,22 @@ export class AppLogger {
   }
 }
 
-/** 5xx are errors, except a failing probe (a readiness 503 while draining is expected). */
+/**
+ * Error is for the service's own faults: a 5xx, except 501 (a protocol feature the client chose
+ * and the service does not implement, such as `Transfer-Encoding: gzip, chunked`), which is
+ * info like every other refusal of what a client sent; a failing probe is a warning (a
+ * readiness 503 while draining is expected).
+ */
 export function accessLevel(record: Pick<AccessRecord, 'url' | 'status'>): Level {
   const q = record.url.indexOf('?');
   if (PROBE_PATHS.has(q === -1 ? record.url : record.url.slice(0, q))) {
     return record.status !== undefined && record.status < 400 ? 'debug' : 'warn';
   }
-  return record.status !== undefined && record.status >= 500 ? 'error' : 'info';
+  return record.status !== undefined && record.status >= 500 && record.status !== NOT_IMPLEMENTED ? 'error' : 'info';
 }
+
+/** 501: what the client asked for is not implemented here (its choice, not the service's fault). */
+const NOT_IMPLEMENTED = 501;
 
 // eslint-disable-next-line no-control-regex
 const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;

@@ -7,10 +7,13 @@ import {
   trace,
   type Attributes,
   type Span,
+  type TextMapGetter,
   type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
 import type { TracingConfig } from '../config/tracing.config.js';
+import { clientText } from '../logging/app-logger.js';
+import { containsSecret, redactSecrets } from '../logging/redact-secrets.js';
 
 /**
  * OpenTelemetry traces, instrumented by hand at three places: one SERVER span per request (the
@@ -93,13 +96,35 @@ export async function startTracing(config: TracingConfig): Promise<() => Promise
 }
 
 /**
- * The SERVER span of a request, continuing the trace of an incoming `traceparent`; undefined
- * while tracing is off. Named and finished by endRequestSpan once the route is known.
+ * The request headers the propagator reads, except a value shaped like one of our secrets: the
+ * incoming `tracestate` is client text that the span carries to the collector as it is, so one
+ * holding a secret is left out (the trace is still continued from `traceparent`, which is hex).
  */
-export function startRequestSpan(method: string, headers: Record<string, unknown>): Span | undefined {
+const SECRET_FREE_HEADERS: TextMapGetter<Record<string, unknown>> = {
+  keys: (carrier) => defaultTextMapGetter.keys(carrier),
+  get: (carrier, key) => {
+    const value = defaultTextMapGetter.get(carrier, key);
+    if (value === undefined) return undefined;
+    return (Array.isArray(value) ? value : [value]).some(containsSecret) ? undefined : value;
+  },
+};
+
+/**
+ * The SERVER span of a request, continuing the trace of an incoming `traceparent`; undefined
+ * while tracing is off. Named and finished by endRequestSpan once the route is known. Its
+ * `url.path` and `url.query` are the request target as the client sent it, with every
+ * secret-shaped string redacted and at most MAX_LOGGED_CHARS of each, as in the access line.
+ */
+export function startRequestSpan(method: string, target: string, headers: Record<string, unknown>): Span | undefined {
   if (tracer === undefined || propagator === undefined) return undefined;
-  const parent = propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
-  return tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+  const parent = propagator.extract(ROOT_CONTEXT, headers, SECRET_FREE_HEADERS);
+  const q = target.indexOf('?');
+  const attributes: Attributes = {
+    'http.request.method': method,
+    'url.path': clientText(q === -1 ? target : target.slice(0, q)),
+  };
+  if (q !== -1) attributes['url.query'] = clientText(target.slice(q + 1));
+  return tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
 }
 
 /** Runs `fn` (the rest of the request's handling) with `span` as the active span, so queries become its children. */
@@ -138,7 +163,11 @@ export function startClientSpan(name: string, attributes: Attributes): Span | un
 /** Ends a client span, marking it failed when `err` is given. */
 export function endClientSpan(span: Span, err?: unknown): void {
   if (err !== undefined && err !== null) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+    // A database error may quote a value of the request (a key in a violated constraint's detail).
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: redactSecrets(err instanceof Error ? err.message : String(err)),
+    });
   }
   span.end();
 }

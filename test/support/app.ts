@@ -3,6 +3,9 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { APP_OPTIONS, configureApp, createHttpAdapter } from '../../src/app.factory.js';
 import { AppModule, AppModuleOptions } from '../../src/app.module.js';
+import type { DestinationStream } from 'pino';
+import { AppLogger } from '../../src/logging/app-logger.js';
+import { createAppLogger } from '../../src/logging/logging.module.js';
 import { Clock } from '../../src/time/clock.js';
 import type { TestDatabase } from './databases.js';
 
@@ -21,16 +24,23 @@ export class FakeClock extends Clock {
 
 /**
  * The production application (same module, global providers and app settings as main.ts),
- * built with @nestjs/testing against a test database.
+ * built with @nestjs/testing against a test database. With `logTo`, the process's logger (at the
+ * configuration's LOG_LEVEL) writes its lines there instead of stdout.
  */
 export async function startTestApp(
   db: TestDatabase,
-  options: Omit<AppModuleOptions, 'config'> & { env?: Record<string, string>; imports?: Type[] } = {},
+  options: Omit<AppModuleOptions, 'config'> & {
+    env?: Record<string, string>;
+    imports?: Type[];
+    logTo?: DestinationStream;
+  } = {},
 ): Promise<NestExpressApplication> {
   const config = db.config(options.env);
-  const moduleRef = await Test.createTestingModule({
+  const builder = Test.createTestingModule({
     imports: [AppModule.forRoot({ ...options, config }), ...(options.imports ?? [])],
-  }).compile();
+  });
+  if (options.logTo) builder.overrideProvider(AppLogger).useValue(await createAppLogger(config.logging, options.logTo));
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>(createHttpAdapter(), {
     ...APP_OPTIONS,
     logger: false,
