@@ -1,3 +1,4 @@
+import { nameMessage, nameProblem } from '../http/names.js';
 import { PLANS, Plan } from './auth.types.js';
 import { MAX_CUSTOM_LIMIT } from './plans.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
@@ -47,14 +48,14 @@ export function checkPlan(
   return { plan: 'enterprise', perMinute, perDay };
 }
 
-/** Checks a key's name; returns it trimmed. */
+/**
+ * Checks the name of a key or an admin token by the rules every name follows (src/http/names.ts),
+ * at most MAX_NAME_LENGTH code points; returns it trimmed.
+ */
 export function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || [...trimmed].length > MAX_NAME_LENGTH) {
-    throw new ApiKeyInputError(`name must be 1 to ${MAX_NAME_LENGTH} characters, not only spaces`);
-  }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ApiKeyInputError('name must not contain control characters');
+  const problem = nameProblem(trimmed, MAX_NAME_LENGTH);
+  if (problem !== undefined) throw new ApiKeyInputError(nameMessage(problem, 'name', MAX_NAME_LENGTH));
   return trimmed;
 }
 

@@ -97,6 +97,30 @@ describe('apikey tool arguments', () => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
   });
 
+  it('refuses key and admin token names a pet name may not have: controls, line separators, bidirectional controls', () => {
+    const bad = fc.constantFrom('\u202e', '\u2028', '\u2029', '\u0085', '\u009b', '\u001b', '\u2066', '\u0000');
+    fc.assert(
+      fc.property(bad, fc.string({ maxLength: 10 }), (c, rest) => {
+        const name = `Acme${c}${rest}`;
+        for (const argv of [
+          ['create', '--name', name, '--plan', 'pro'],
+          ['update', '3', '--name', name],
+          ['admin', 'create', '--name', name],
+        ]) {
+          expect(() => parseCommand(argv)).toThrow(UsageError);
+          expect(() => parseCommand(argv)).toThrow(/name must not contain control characters/);
+        }
+      }),
+    );
+    expect(() => parseCommand(['admin', 'create', '--name', '\u3164'])).toThrow(
+      /name must contain a visible character/,
+    );
+    expect(() => parseCommand(['create', '--name', 'x'.repeat(101), '--plan', 'pro'])).toThrow(
+      /name must be 1 to 100 characters long/,
+    );
+    expect(parseCommand(['admin', 'create', '--name', ' Zoë’s café 🐕 '])).toMatchObject({ name: 'Zoë’s café 🐕' });
+  });
+
   it('parses usage with its range, by hour unless told, widened to whole periods', () => {
     expect(parseCommand(['usage', '7', '--from', '2026-11-01', '--to', '2026-11-01T10:30:00Z'])).toEqual({
       kind: 'usage',
