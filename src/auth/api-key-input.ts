@@ -54,7 +54,10 @@ export function checkPlan(
  */
 export function checkName(name: string): string {
   const trimmed = name.trim();
-  const problem = nameProblem(trimmed, MAX_NAME_LENGTH);
+  // trim() takes U+2028/U+2029 and U+FEFF off the ends too: a name given with one is refused.
+  const problem =
+    nameProblem(trimmed, MAX_NAME_LENGTH) ??
+    (nameProblem(name, Number.POSITIVE_INFINITY) === 'forbidden' ? 'forbidden' : undefined);
   if (problem !== undefined) throw new ApiKeyInputError(nameMessage(problem, 'name', MAX_NAME_LENGTH));
   return trimmed;
 }
@@ -76,6 +79,9 @@ export function checkScopes(scopes: string | readonly string[]): Scope[] {
   if (seen.size === 0) throw new ApiKeyInputError(`a key needs at least one scope of ${SCOPES.join(', ')}`);
   return SCOPES.filter((s) => seen.has(s));
 }
+
+/** How an expiry is written, on both doors (parseRfc3339DateTime), for their messages. */
+export const EXPIRES_AT_FORMAT = 'an RFC 3339 date-time with an offset, such as 2027-01-31T00:00:00Z';
 
 /** The longest a key may be set to live from now: ten years (the key tool's longest duration). */
 export const MAX_EXPIRY_MS = 3650 * 86_400_000;

@@ -121,6 +121,29 @@ describe('apikey tool arguments', () => {
     expect(parseCommand(['admin', 'create', '--name', ' Zoë’s café 🐕 '])).toMatchObject({ name: 'Zoë’s café 🐕' });
   });
 
+  it('reads --expires-at as an RFC 3339 date-time with an offset, or never, and refuses any other form as such', () => {
+    expect(parseCommand(['update', '3', '--expires-at', '2027-01-31T09:00:00+09:00'])).toMatchObject({
+      expiresAt: new Date('2027-01-31T00:00:00Z'),
+    });
+    expect(parseCommand(['update', '3', '--expires-at', 'never'])).toMatchObject({ expiresAt: null });
+    for (const raw of [
+      '2027-01-01T00:00:00', // no offset: each machine would read it in its own time zone
+      '2027-01-01',
+      '2027-W05-3',
+      '2027-032',
+      '2027-02-30T00:00:00Z',
+      '2027-01-01T24:00:00Z',
+      '2027-01-01T00:00:00+24:00',
+      '2027-01-01T00:00Z',
+    ]) {
+      expect(() => parseCommand(['update', '3', '--expires-at', raw])).toThrow(
+        new UsageError(
+          `expiresAt (--expires-at) must be an RFC 3339 date-time with an offset, such as 2027-01-31T00:00:00Z, or never; got "${raw}"`,
+        ),
+      );
+    }
+  });
+
   it('parses usage with its range, by hour unless told, widened to whole periods', () => {
     expect(parseCommand(['usage', '7', '--from', '2026-11-01', '--to', '2026-11-01T10:30:00Z'])).toEqual({
       kind: 'usage',
