@@ -68,6 +68,8 @@ describe('apikey tool arguments', () => {
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '1.5', '--per-day', '10']],
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '9']],
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '3000000000']],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '1000000001']],
+    [['update', '3', '--per-minute', '1000000001']],
     [['create', '--name', 'x', '--name', 'y', '--plan', 'pro']],
     [['create', '--name', 'x', '--plan', 'pro', '--colour', 'red']],
     [['create', '--name', 'x', '--plan', 'pro', 'extra']],
