@@ -155,7 +155,7 @@ export class AdminKeysController {
     operationId: 'updateKey',
     summary: 'Change an API key',
     description:
-      'Changes the fields given (name, plan, perMinute, perDay, expiresAt, scopes); the others stay. Every instance applies it within 5 s. Records `key.updated` with each changed field; a change to a revoked key is refused.',
+      'Changes the fields given (name, plan, perMinute, perDay, expiresAt, scopes); the others stay. Every instance applies it within 5 s. Records `key.updated` with each changed field; a revoked or expired key takes no change (400 validation_failed).',
   })
   @ApiParam(ID_PARAM)
   @ApiResponse({ status: 200, description: 'The key as changed.', type: KeyDto })
