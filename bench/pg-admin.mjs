@@ -33,7 +33,7 @@ export async function createDisposableDatabase(adminUrl, name, cleanups, log = (
  */
 export function issueUnlimitedKey(cli, name, env) {
   const args = ['create', '--name', name, '--plan', 'enterprise', '--per-minute', '1000000000'];
-  const out = execFileSync(process.execPath, [cli, ...args, '--per-day', '2000000000', '--json'], {
+  const out = execFileSync(process.execPath, [cli, ...args, '--per-day', '1000000000', '--json'], {
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
   });

@@ -302,7 +302,7 @@ describeEachDatabase('the admin API on %s', (kind) => {
       [{ name: '   ' }, /name must be 1 to 100 characters/],
       [{ name: 7 }, /name must be a string/],
       [{ expiresAt: '2001-01-01T00:00:00Z' }, /expiresAt must be in the future/],
-      [{ expiresAt: 'tomorrow' }, /expiresAt must be an ISO 8601 instant/],
+      [{ expiresAt: 'tomorrow' }, /expiresAt must be an RFC 3339 date-time with an offset/],
       [{ perMinute: 1.5 }, /perMinute must be an integer/],
       [{}, /at least one of/],
     ] as const) {
@@ -342,6 +342,86 @@ describeEachDatabase('the admin API on %s', (kind) => {
     });
     const used = await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${issued.key}`);
     expect(used.headers['x-ratelimit-limit']).toContain('7');
+  });
+
+  it('refuses names, expiries and limits a key cannot have, with the reason, storing nothing', async () => {
+    const names = async () =>
+      exact<Key[]>(await admin().get('/admin/v1/keys?limit=100').set(auth())).map((k) => k.name);
+    const before = await names();
+    const notDateTime = /^expiresAt must be an RFC 3339 date-time with an offset/;
+    const cases = [
+      [{ name: 'Acme\u202Egnp.exe' }, /^name must not contain control characters/],
+      [{ name: 'Acme\u2028' }, /^name must not contain control characters/],
+      [{ name: 'Acme\u0085' }, /^name must not contain control characters/],
+      [{ name: '\u3164' }, /^name must contain a visible character/],
+      [{ expiresAt: '2027-01-01T00:00:00' }, notDateTime],
+      [{ expiresAt: '2027-W05-3' }, notDateTime],
+      [{ expiresAt: '2027-032' }, notDateTime],
+      [{ expiresAt: '2027-02-30T00:00:00Z' }, notDateTime],
+      [{ plan: 'enterprise', perMinute: 10, perDay: 1_000_000_001 }, /perDay must be from 1 to 1000000000/],
+    ] as const;
+    for (const [fields, message] of cases) {
+      const res = await admin()
+        .post('/admin/v1/keys')
+        .set(auth())
+        .send({ name: 'Valid', plan: 'free', ...fields });
+      expectErrorBody(res, 400, 'validation_failed', message);
+    }
+    expect(await names()).toEqual(before);
+
+    const issued = exact<Key>(
+      await admin()
+        .post('/admin/v1/keys')
+        .set(auth())
+        .send({ name: 'Eta', plan: 'enterprise', perMinute: 1, perDay: 1_000_000_000 }),
+    );
+    expect(issued).toMatchObject({ perDay: 1_000_000_000 });
+    const path = `/admin/v1/keys/${issued.id}`;
+    for (const [fields, message] of cases) {
+      expectErrorBody(await admin().patch(path).set(auth()).send(fields), 400, 'validation_failed', message);
+    }
+    const { key: _key, ...record } = issued;
+    expect(exact<Key>(await admin().get(path).set(auth()))).toEqual({ ...record, lastUsedAt: null });
+    // With its offset, a date-time means one instant wherever it is read.
+    const later = new Date(Date.now() + 30 * 86_400_000);
+    later.setUTCMilliseconds(0);
+    const local = `${later.toISOString().slice(0, 19)}+09:00`;
+    expect(exact<Key>(await admin().patch(path).set(auth()).send({ expiresAt: local }))).toMatchObject({
+      expiresAt: new Date(later.getTime() - 9 * 3_600_000).toISOString(),
+    });
+  });
+
+  it('keeps an expired key expired: no change of expiry, name or plan, and no roll, brings it back', async () => {
+    const issued = exact<Key>(await admin().post('/admin/v1/keys').set(auth()).send({ name: 'Theta', plan: 'free' }));
+    const path = `/admin/v1/keys/${issued.id}`;
+    await app.get(PrismaService)
+      .$executeRaw`UPDATE api_keys SET expires_at = now() - interval '1 hour' WHERE id = ${BigInt(issued.id)}`;
+    const expired = exact<Key>(await admin().get(path).set(auth()));
+    expect(expired.state).toBe('expired');
+    for (const body of [
+      { expiresAt: null },
+      { expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      { name: 'Theta 2' },
+      { plan: 'pro' },
+    ]) {
+      expectErrorBody(
+        await admin().patch(path).set(auth()).send(body),
+        400,
+        'validation_failed',
+        new RegExp(`^API key ${issued.id} has expired; issue a new key instead$`),
+      );
+    }
+    expectErrorBody(
+      await admin().post(`${path}/roll`).set(auth()).send({}),
+      400,
+      'validation_failed',
+      new RegExp(`^API key ${issued.id} has expired; issue a new key instead$`),
+    );
+    expect(exact<Key>(await admin().get(path).set(auth()))).toEqual(expired);
+    const pub = await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${issued.key}`);
+    expectErrorBody(pub, 401, 'api_key_expired');
+    // Revoking it is still allowed.
+    expect(exact<Key>(await admin().post(`${path}/revoke`).set(auth()))).toMatchObject({ state: 'revoked' });
   });
 
   it('rolls a key with an overlap, and revokes it', async () => {

@@ -261,6 +261,71 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
   });
 });
 
+describeEachDatabase('the apikey tool refusing what a key cannot have, on %s', (kind) => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    env = { ...db.env, API_KEY_CHECKSUM_SECRET: CHECKSUM_SECRET };
+  });
+
+  afterAll(async () => db?.drop());
+
+  it('refuses names with control or bidirectional characters and expiries without an offset, storing nothing', async () => {
+    const key = await json<Listed>(['create', '--name', 'Kappa', '--plan', 'free'], env);
+    for (const [args, message] of [
+      [
+        ['create', '--name', 'Kappa\u202Egnp.exe', '--plan', 'free'],
+        /^apikey: name must not contain control characters/,
+      ],
+      [['admin', 'create', '--name', 'ops\u0085'], /^apikey: name must not contain control characters/],
+      [
+        ['update', String(key.id), '--expires-at', '2027-01-01T00:00:00'],
+        /^apikey: expiresAt \(--expires-at\) must be an RFC 3339 date-time with an offset/,
+      ],
+      [
+        ['update', String(key.id), '--expires-at', '2027-W05-3'],
+        /^apikey: expiresAt \(--expires-at\) must be an RFC 3339 date-time with an offset/,
+      ],
+    ] as const) {
+      const run = await tool([...args], env);
+      expect(run).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(message) });
+      expect(run.stderr).not.toMatch(/[\u202e\u0085]/);
+    }
+    expect((await json<Listed[]>(['list'], env)).map((k) => k.name)).toEqual(['Kappa']);
+    expect(await json<unknown[]>(['admin', 'list'], env)).toEqual([]);
+  });
+
+  it('keeps an expired key expired: update and roll refuse it, whatever they change', async () => {
+    const key = await json<Listed>(['create', '--name', 'Lambda', '--plan', 'free', '--expires-in', '1s'], env);
+    await waitFor(
+      async () =>
+        (await json<(Listed & { state: string })[]>(['list'], env)).find((k) => k.id === key.id)?.state === 'expired' ||
+        undefined,
+      { what: 'the key to expire' },
+    );
+    for (const args of [
+      ['update', String(key.id), '--expires-at', 'never'],
+      ['update', String(key.id), '--name', 'Lambda 2'],
+      ['set-plan', String(key.id), 'pro'],
+      ['roll', String(key.id)],
+    ]) {
+      const run = await tool(args, env);
+      expect(run).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `apikey: API key ${key.id} has expired; issue a new key instead\n`,
+      });
+    }
+    expect((await json<(Listed & { state: string })[]>(['list'], env)).find((k) => k.id === key.id)).toMatchObject({
+      name: 'Lambda',
+      plan: 'free',
+      state: 'expired',
+    });
+  });
+});
+
 describe('the apikey tool on bad arguments', () => {
   // Arguments are judged before any database is opened: the DATA_DIR given is never created.
   const dataDir = path.join(tmpdir(), `animal-store-usage-${process.pid}`);

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ApiKeyInputError, type KeyChange } from '../auth/api-key-input.js';
+import { ApiKeyInputError, EXPIRES_AT_FORMAT, type KeyChange } from '../auth/api-key-input.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import type { Plan } from '../auth/auth.types.js';
 import { ApiError } from '../errors/api-error.js';
@@ -9,6 +9,7 @@ import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { JsonBody } from '../http/json-body.interceptor.js';
 import { parsePositiveInt64 } from '../json/int64.js';
 import { Clock } from '../time/clock.js';
+import { parseRfc3339DateTime } from '../time/rfc3339.js';
 import { AdminActor } from './admin-auth.guard.js';
 import { adminNextLink, adminPage } from './admin-paging.js';
 import { ADMIN_BEARER_SCHEME, ADMIN_BASE_PATH } from './admin-paths.js';
@@ -58,8 +59,12 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A body's expiresAt (the DTO's IsExpiresAt has checked its form). */
 function expiry(raw: string | null | undefined): Date | null | undefined {
-  return raw === undefined || raw === null ? raw : new Date(raw);
+  if (raw === undefined || raw === null) return raw;
+  const at = parseRfc3339DateTime(raw);
+  if (at === null) throw new ApiError(400, 'validation_failed', `expiresAt must be ${EXPIRES_AT_FORMAT}, or null.`);
+  return at;
 }
 
 /**
@@ -150,7 +155,7 @@ export class AdminKeysController {
     operationId: 'updateKey',
     summary: 'Change an API key',
     description:
-      'Changes the fields given (name, plan, perMinute, perDay, expiresAt, scopes); the others stay. Every instance applies it within 5 s. Records `key.updated` with each changed field; a change to a revoked key is refused.',
+      'Changes the fields given (name, plan, perMinute, perDay, expiresAt, scopes); the others stay. Every instance applies it within 5 s. Records `key.updated` with each changed field; a revoked or expired key takes no change (400 validation_failed).',
   })
   @ApiParam(ID_PARAM)
   @ApiResponse({ status: 200, description: 'The key as changed.', type: KeyDto })

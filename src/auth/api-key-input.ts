@@ -1,3 +1,4 @@
+import { nameMessage, nameProblem } from '../http/names.js';
 import { PLANS, Plan } from './auth.types.js';
 import { MAX_CUSTOM_LIMIT } from './plans.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
@@ -47,14 +48,17 @@ export function checkPlan(
   return { plan: 'enterprise', perMinute, perDay };
 }
 
-/** Checks a key's name; returns it trimmed. */
+/**
+ * Checks the name of a key or an admin token by the rules every name follows (src/http/names.ts),
+ * at most MAX_NAME_LENGTH code points; returns it trimmed.
+ */
 export function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || [...trimmed].length > MAX_NAME_LENGTH) {
-    throw new ApiKeyInputError(`name must be 1 to ${MAX_NAME_LENGTH} characters, not only spaces`);
-  }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ApiKeyInputError('name must not contain control characters');
+  // trim() takes U+2028/U+2029 and U+FEFF off the ends too: a name given with one is refused.
+  const problem =
+    nameProblem(trimmed, MAX_NAME_LENGTH) ??
+    (nameProblem(name, Number.POSITIVE_INFINITY) === 'forbidden' ? 'forbidden' : undefined);
+  if (problem !== undefined) throw new ApiKeyInputError(nameMessage(problem, 'name', MAX_NAME_LENGTH));
   return trimmed;
 }
 
@@ -75,6 +79,9 @@ export function checkScopes(scopes: string | readonly string[]): Scope[] {
   if (seen.size === 0) throw new ApiKeyInputError(`a key needs at least one scope of ${SCOPES.join(', ')}`);
   return SCOPES.filter((s) => seen.has(s));
 }
+
+/** How an expiry is written, on both doors (parseRfc3339DateTime), for their messages. */
+export const EXPIRES_AT_FORMAT = 'an RFC 3339 date-time with an offset, such as 2027-01-31T00:00:00Z';
 
 /** The longest a key may be set to live from now: ten years (the key tool's longest duration). */
 export const MAX_EXPIRY_MS = 3650 * 86_400_000;

@@ -121,6 +121,17 @@ function audited(info: ApiKeyInfo): Record<string, AuditValue> {
 }
 
 /**
+ * A revoked or expired key is final: no change and no roll brings it back (an expiry moved or
+ * removed would revive its old secret). Revoking it is still allowed.
+ */
+function refuseIfFinal(id: bigint, key: Pick<ApiKeyInfo, 'revokedAt' | 'expiresAt'>, now: Date): void {
+  if (key.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
+  if (key.expiresAt && key.expiresAt <= now) {
+    throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
+  }
+}
+
+/**
  * The operations on keys, one service behind both doors (the key tool and the admin API, and the
  * first-run development key): issue, list, show, change, roll, revoke, each change with its audit
  * entry in its own transaction; and the lookup authentication makes. Their statements are
@@ -193,9 +204,7 @@ export class ApiKeysService {
     const done = await this.repository.transaction(async (tx) => {
       const existing = await this.repository.lockInfoWithHashes(id, tx);
       if (!existing) return null;
-      if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
-      if (existing.expiresAt && existing.expiresAt <= now)
-        throw new ApiKeyInputError(`API key ${id} has expired; issue a new key instead`);
+      refuseIfFinal(id, existing, now);
       const previous =
         overlapMs > 0
           ? { previousHash: existing.hash, previousExpiresAt: new Date(now.getTime() + overlapMs) }
@@ -269,7 +278,8 @@ export class ApiKeysService {
   }
 
   /**
-   * Changes a live key's name, plan and limits, expiry or scopes (checkKeyChange), and records
+   * Changes a live key's name, plan and limits, expiry or scopes (checkKeyChange; a revoked or
+   * expired key takes none, refuseIfFinal), and records
    * `key.updated` with the fields that changed; a change that changes nothing records nothing.
    * Every instance applies it within API_KEY_CACHE_TTL_MS. Null when there is no such key.
    */
@@ -278,7 +288,7 @@ export class ApiKeysService {
     const done = await this.repository.transaction(async (tx) => {
       const existing = await this.repository.lockInfoWithHashes(id, tx);
       if (!existing) return null;
-      if (existing.revokedAt) throw new ApiKeyInputError(`API key ${id} is revoked; issue a new key instead`);
+      refuseIfFinal(id, existing, now);
       const checked = checkKeyChange(change, existing, now);
       const before = toInfo(existing);
       const changes = changedFields(audited(before), audited({ ...before, ...toInfo({ ...existing, ...checked }) }));

@@ -12,8 +12,12 @@ export const PLAN_LIMITS: Readonly<Record<Exclude<Plan, 'enterprise'>, Readonly<
   business: { perMinute: 1_000, perDay: 100_000 },
 };
 
-/** Largest custom limit an enterprise key may carry (the columns are PostgreSQL INTEGER). */
-export const MAX_CUSTOM_LIMIT = 2_147_483_647;
+/**
+ * Largest custom limit an enterprise key may carry, per minute and per day, on both doors: the
+ * number docs/api-keys.md and docs/admin-api.md state (plans.spec.ts reads it there). Below the
+ * PostgreSQL INTEGER columns' 2,147,483,647.
+ */
+export const MAX_CUSTOM_LIMIT = 1_000_000_000;
 
 /**
  * The limits in force for a key: the plan table's, or the key's own for enterprise.

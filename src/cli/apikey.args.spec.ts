@@ -68,6 +68,8 @@ describe('apikey tool arguments', () => {
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '1.5', '--per-day', '10']],
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '9']],
     [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '3000000000']],
+    [['create', '--name', 'x', '--plan', 'enterprise', '--per-minute', '10', '--per-day', '1000000001']],
+    [['update', '3', '--per-minute', '1000000001']],
     [['create', '--name', 'x', '--name', 'y', '--plan', 'pro']],
     [['create', '--name', 'x', '--plan', 'pro', '--colour', 'red']],
     [['create', '--name', 'x', '--plan', 'pro', 'extra']],
@@ -95,6 +97,53 @@ describe('apikey tool arguments', () => {
     [['usage', '1', '--from', '2026-01-01', '--to', '2026-03-01']],
   ])('refuses %j as a usage error', (argv) => {
     expect(() => parseCommand(argv)).toThrow(UsageError);
+  });
+
+  it('refuses key and admin token names a pet name may not have: controls, line separators, bidirectional controls', () => {
+    const bad = fc.constantFrom('\u202e', '\u2028', '\u2029', '\u0085', '\u009b', '\u001b', '\u2066', '\u0000');
+    fc.assert(
+      fc.property(bad, fc.string({ maxLength: 10 }), (c, rest) => {
+        const name = `Acme${c}${rest}`;
+        for (const argv of [
+          ['create', '--name', name, '--plan', 'pro'],
+          ['update', '3', '--name', name],
+          ['admin', 'create', '--name', name],
+        ]) {
+          expect(() => parseCommand(argv)).toThrow(UsageError);
+          expect(() => parseCommand(argv)).toThrow(/name must not contain control characters/);
+        }
+      }),
+    );
+    expect(() => parseCommand(['admin', 'create', '--name', '\u3164'])).toThrow(
+      /name must contain a visible character/,
+    );
+    expect(() => parseCommand(['create', '--name', 'x'.repeat(101), '--plan', 'pro'])).toThrow(
+      /name must be 1 to 100 characters long/,
+    );
+    expect(parseCommand(['admin', 'create', '--name', ' Zoë’s café 🐕 '])).toMatchObject({ name: 'Zoë’s café 🐕' });
+  });
+
+  it('reads --expires-at as an RFC 3339 date-time with an offset, or never, and refuses any other form as such', () => {
+    expect(parseCommand(['update', '3', '--expires-at', '2027-01-31T09:00:00+09:00'])).toMatchObject({
+      expiresAt: new Date('2027-01-31T00:00:00Z'),
+    });
+    expect(parseCommand(['update', '3', '--expires-at', 'never'])).toMatchObject({ expiresAt: null });
+    for (const raw of [
+      '2027-01-01T00:00:00', // no offset: each machine would read it in its own time zone
+      '2027-01-01',
+      '2027-W05-3',
+      '2027-032',
+      '2027-02-30T00:00:00Z',
+      '2027-01-01T24:00:00Z',
+      '2027-01-01T00:00:00+24:00',
+      '2027-01-01T00:00Z',
+    ]) {
+      expect(() => parseCommand(['update', '3', '--expires-at', raw])).toThrow(
+        new UsageError(
+          `expiresAt (--expires-at) must be an RFC 3339 date-time with an offset, such as 2027-01-31T00:00:00Z, or never; got "${raw}"`,
+        ),
+      );
+    }
   });
 
   it('parses usage with its range, by hour unless told, widened to whole periods', () => {

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../auth/api-key-input.js';
+import { ApiKeyInputError, checkName, checkPlan, checkScopes, EXPIRES_AT_FORMAT } from '../auth/api-key-input.js';
 import { PLANS, type Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import type { Scope } from '../auth/scopes.js';
+import { parseRfc3339DateTime } from '../time/rfc3339.js';
 import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage.service.js';
 
 /** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */
@@ -30,8 +31,8 @@ Commands:
         Replace what a key may do; every instance applies it within API_KEY_CACHE_TTL_MS.
   update ID [--name NAME] [--plan PLAN] [--per-minute N] [--per-day N]
             [--expires-at INSTANT|never] [--scopes SCOPES] [--json]
-        Change a key's name, plan, limits, expiry or scopes (an ISO 8601 instant such as
-        2027-01-31T00:00:00Z, or never); what is not given stays. Every instance
+        Change a key's name, plan, limits, expiry or scopes (an RFC 3339 date-time with
+        its offset, such as 2027-01-31T00:00:00Z, or never); what is not given stays. Every instance
         applies it within API_KEY_CACHE_TTL_MS (under 5 s).
 
   admin create --name NAME [--json]
@@ -136,13 +137,12 @@ const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> =
   },
 };
 
-/** An instant given as ISO 8601 with a time zone (2027-01-31T00:00:00Z), or never (null). */
-function instantArg(flag: string, raw: string): Date | null {
+/** An expiry: an RFC 3339 date-time with its offset (2027-01-31T00:00:00Z), or never (null). */
+function expiresAtArg(raw: string): Date | null {
   if (raw === 'never') return null;
-  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) ? new Date(raw) : null;
-  if (at === null || Number.isNaN(at.getTime())) {
-    throw new UsageError(`--${flag} must be an ISO 8601 instant such as 2027-01-31T00:00:00Z, or never, got "${raw}"`);
-  }
+  const at = parseRfc3339DateTime(raw);
+  if (at === null)
+    throw new UsageError(`expiresAt (--expires-at) must be ${EXPIRES_AT_FORMAT}, or never; got "${raw}"`);
   return at;
 }
 
@@ -267,7 +267,7 @@ export function parseCommand(argv: string[]): Command {
         const perMinute = limit('per-minute', str('per-minute'));
         const perDay = limit('per-day', str('per-day'));
         const expiresAtRaw = str('expires-at');
-        const expiresAt = expiresAtRaw === undefined ? undefined : instantArg('expires-at', expiresAtRaw);
+        const expiresAt = expiresAtRaw === undefined ? undefined : expiresAtArg(expiresAtRaw);
         const scopesRaw = str('scopes');
         const scopes = scopesRaw === undefined ? undefined : checkScopes(scopesRaw);
         if ([keyName, plan, perMinute, perDay, expiresAt, scopes].every((v) => v === undefined)) {

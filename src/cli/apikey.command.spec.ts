@@ -14,6 +14,17 @@ describe('apikey tool', () => {
     expect(err.join('')).toMatch(/^apikey: plan must be one of free, pro, business, enterprise, got "gold"\n\nUsage:/);
   });
 
+  it('writes what it echoes of its arguments with control and bidirectional characters escaped', async () => {
+    const err: string[] = [];
+    const code = await runApiKeyTool(['create', '--plan', 'gold\u001b]0;owned\u0007\u202e', '--name', 'x'], {
+      out: () => {},
+      err: (t) => err.push(t),
+      env: { DATA_DIR: '/nonexistent/never-created' },
+    });
+    expect(code).toBe(2);
+    expect(err.join('')).toMatch(/^apikey: plan must be one of .*, got "gold\\u001B\]0;owned\\u0007\\u202E"\n\nUsage:/);
+  });
+
   it('answers a bad configuration with exit code 78', async () => {
     const err: string[] = [];
     const code = await runApiKeyTool(['list'], {

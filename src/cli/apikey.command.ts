@@ -1,6 +1,7 @@
 import { apiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig } from '../config/database.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
+import { escapeUnsafeText } from '../http/names.js';
 import { Command, parseCommand, USAGE, UsageError } from './apikey.args.js';
 import { cliActor, KeyStore, openKeyStore, perform } from './apikey.operations.js';
 import { explainFailure, explainOpenFailure, render } from './apikey.output.js';
@@ -24,7 +25,8 @@ const processIo: Io = {
  * the database the configuration selects (DATABASE_URL, else the embedded DATA_DIR, which it
  * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 78 bad config.
  * The arguments are read in apikey.args.ts, the work done in apikey.operations.ts and shown by
- * apikey.output.ts; this runs them in order.
+ * apikey.output.ts; this runs them in order. What it writes about its arguments or the database
+ * passes escapeUnsafeText: text from either may hold terminal controls.
  *
  * Resolves to the process exit code.
  */
@@ -34,7 +36,7 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     cmd = parseCommand(argv);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`apikey: ${err.message}\n\n${USAGE}`);
+    io.err(`apikey: ${escapeUnsafeText(err.message)}\n\n${USAGE}`);
     return 2;
   }
   if (cmd.kind === 'help') {
@@ -49,14 +51,14 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     // Migration notes go to stderr, so that --json output stays one clean line.
     store = await openKeyStore(config, (m) => io.err(`${m}\n`));
   } catch (err) {
-    io.err(`apikey: ${explainOpenFailure(err)}\n`);
+    io.err(`apikey: ${escapeUnsafeText(explainOpenFailure(err))}\n`);
     return 1;
   }
   try {
     io.out(render(await perform(cmd, store, cliActor()), cmd.json));
     return 0;
   } catch (err) {
-    io.err(`apikey: ${explainFailure(err)}\n`);
+    io.err(`apikey: ${escapeUnsafeText(explainFailure(err))}\n`);
     return 1;
   } finally {
     await store.close();

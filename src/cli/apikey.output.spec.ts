@@ -1,7 +1,7 @@
 import { ApiKeyInputError } from '../auth/api-key-input.js';
 import type { ApiKeyInfo } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
-import { NoSuchKeyError } from './apikey.operations.js';
+import { NoSuchKeyError, type Outcome } from './apikey.operations.js';
 import { explainFailure, explainOpenFailure, render } from './apikey.output.js';
 
 const created = new Date('2026-01-02T03:04:05.000Z');
@@ -170,6 +170,36 @@ describe('apikey tool output', () => {
       'No requests counted against API key 7 from 2026-11-27T00:00:00.000Z to 2026-11-28T00:00:00.000Z.\n',
     );
     expect(render({ kind: 'usage', id: 7n, query, periods: [] }, true)).toBe('[]\n');
+  });
+
+  it('never prints a stored name’s control or bidirectional characters raw, in text or JSON', () => {
+    const unsafe = /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+    const old = { ...free, name: 'Acme\u202Egnp.exe\u001b[2J\u0085\u2028x' };
+    const token = {
+      id: 4n,
+      name: 'ops\u202E\u009B',
+      prefix: 'asadm_AbCdEfGh',
+      createdAt: created,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    const outcomes = [
+      { kind: 'list', keys: [old], now },
+      { kind: 'update', info: old },
+      { kind: 'revoke', info: old, alreadyRevoked: false },
+      { kind: 'admin-list', tokens: [token] },
+      { kind: 'admin-revoke', info: token, alreadyRevoked: true },
+    ] satisfies Outcome[];
+    for (const outcome of outcomes) {
+      const text = render(outcome, false);
+      expect(text.trimEnd().replace(/\n/g, '')).not.toMatch(unsafe);
+      expect(text).toMatch(/(Acme\\u202Egnp\.exe\\u001B\[2J\\u0085\\u2028x|ops\\u202E\\u009B)/);
+      const json = render(outcome, true);
+      expect(json.trimEnd()).not.toMatch(unsafe);
+      expect(JSON.stringify(JSON.parse(json))).toContain(
+        JSON.stringify(outcome.kind.startsWith('admin') ? token.name : old.name).slice(1, -1),
+      );
+    }
   });
 
   it('explains failures in the user’s terms', () => {

@@ -3,6 +3,7 @@ import type { AdminTokenInfo } from '../auth/admin-tokens.service.js';
 import { ApiKeyInfo, keyRecord, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
+import { escapeUnsafeText } from '../http/names.js';
 import { DatabaseUnreachableError, NoSuchKeyError, Outcome } from './apikey.operations.js';
 
 /** A key as the tool shows it (keyRecord). Ids are small, so JSON numbers. */
@@ -24,7 +25,7 @@ function stateText(k: ApiKeyInfo, now: Date): string {
 }
 
 function describe(info: ApiKeyInfo): string {
-  return `${info.id} "${info.name}" (plan ${info.plan}: ${info.perMinute}/minute, ${info.perDay}/day; scopes ${info.scopes.join(',')})`;
+  return `${info.id} "${escapeUnsafeText(info.name)}" (plan ${info.plan}: ${info.perMinute}/minute, ${info.perDay}/day; scopes ${info.scopes.join(',')})`;
 }
 
 function table(keys: ApiKeyInfo[], now: Date): string {
@@ -32,7 +33,7 @@ function table(keys: ApiKeyInfo[], now: Date): string {
     ['ID', 'NAME', 'PLAN', 'PER_MINUTE', 'PER_DAY', 'SCOPES', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
     ...keys.map((k) => [
       String(k.id),
-      k.name,
+      escapeUnsafeText(k.name),
       k.plan,
       String(k.perMinute),
       String(k.perDay),
@@ -60,9 +61,13 @@ function columns(rows: string[][]): string {
   );
 }
 
-/** What the tool prints on stdout for an outcome: one line of JSON with --json, else text. */
+/**
+ * What the tool prints on stdout for an outcome: one line of JSON with --json, else text. Names
+ * come from the database, where one stored before the name rules may hold control or
+ * bidirectional characters: both forms write those as escapes (escapeUnsafeText), never raw.
+ */
 export function render(outcome: Outcome, json: boolean): string {
-  if (json) return `${JSON.stringify(asJson(outcome))}\n`;
+  if (json) return `${escapeUnsafeText(JSON.stringify(asJson(outcome)))}\n`;
   switch (outcome.kind) {
     case 'create':
       return `Issued API key ${describe(outcome.info)}${expiry(outcome.info)}.\nThe key is shown only now; store it safely:\n\n${outcome.key}\n\n`;
@@ -85,13 +90,13 @@ export function render(outcome: Outcome, json: boolean): string {
     case 'update':
       return `API key ${describe(outcome.info)}${expiry(outcome.info)} updated.\n`;
     case 'admin-create':
-      return `Issued admin token ${outcome.info.id} "${outcome.info.name}".\nThe token is shown only now; store it safely:\n\n${outcome.token}\n\n`;
+      return `Issued admin token ${outcome.info.id} "${escapeUnsafeText(outcome.info.name)}".\nThe token is shown only now; store it safely:\n\n${outcome.token}\n\n`;
     case 'admin-list':
       return outcome.tokens.length === 0 ? 'No admin tokens.\n' : tokenTable(outcome.tokens);
     case 'admin-revoke':
       return outcome.alreadyRevoked
-        ? `Admin token ${outcome.info.id} "${outcome.info.name}" was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
-        : `Revoked admin token ${outcome.info.id} "${outcome.info.name}"; the admin API refuses it from now on.\n`;
+        ? `Admin token ${outcome.info.id} "${escapeUnsafeText(outcome.info.name)}" was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
+        : `Revoked admin token ${outcome.info.id} "${escapeUnsafeText(outcome.info.name)}"; the admin API refuses it from now on.\n`;
     case 'usage':
       return usageText(outcome);
   }
@@ -114,7 +119,7 @@ function tokenTable(tokens: AdminTokenInfo[]): string {
     ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST_USED', 'STATE'],
     ...tokens.map((t) => [
       String(t.id),
-      t.name,
+      escapeUnsafeText(t.name),
       `${t.prefix}…`,
       t.createdAt.toISOString(),
       t.lastUsedAt?.toISOString() ?? '-',

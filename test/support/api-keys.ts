@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { ApiKeysRepository } from '../../src/auth/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { AuditLogRepository } from '../../src/auth/audit-log.repository.js';
+import { MAX_CUSTOM_LIMIT } from '../../src/auth/plans.js';
 import { openDatabase } from '../../src/database/open-database.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import type { TestDatabase } from './databases.js';
@@ -15,7 +16,7 @@ export const TEST_ACTOR = 'test';
  */
 async function issue(keys: ApiKeysService, input: Partial<NewApiKey>): Promise<{ id: string; key: string }> {
   const plan = input.plan ?? 'enterprise';
-  const limits = plan === 'enterprise' ? { perMinute: 1_000_000_000, perDay: 2_000_000_000 } : {};
+  const limits = plan === 'enterprise' ? { perMinute: MAX_CUSTOM_LIMIT, perDay: MAX_CUSTOM_LIMIT } : {};
   const { info, key } = await keys.create({ name: 'test key', plan, ...limits, ...input }, TEST_ACTOR);
   return { id: info.id.toString(), key };
 }

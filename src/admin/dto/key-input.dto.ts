@@ -1,17 +1,27 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsArray, IsIn, IsInt, IsISO8601, IsString, Max, Min, ValidateIf } from 'class-validator';
-import { MAX_NAME_LENGTH } from '../../auth/api-key-input.js';
+import { IsArray, IsIn, IsInt, IsString, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
+import { EXPIRES_AT_FORMAT, MAX_NAME_LENGTH } from '../../auth/api-key-input.js';
 import { PLANS } from '../../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../../auth/plans.js';
 import { SCOPES } from '../../auth/scopes.js';
+import { parseRfc3339DateTime } from '../../time/rfc3339.js';
 
 /** How long a rolled secret may keep working: at most ten years, in seconds. */
 export const MAX_OVERLAP_SECONDS = 3650 * 86_400;
 /** The overlap of a roll that does not say. */
 export const DEFAULT_OVERLAP_SECONDS = 86_400;
 
-const ISO_INSTANT = { strict: true, strictSeparator: true } as const;
+/** An expiry as the key tool's --expires-at reads it: an RFC 3339 date-time with its offset. */
+function IsExpiresAt(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isExpiresAt',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && parseRfc3339DateTime(value) !== null,
+      defaultMessage: () => `expiresAt must be ${EXPIRES_AT_FORMAT}, or null`,
+    },
+  });
+}
 
 /**
  * An enterprise key's own limit: an integer from 1 to MAX_CUSTOM_LIMIT. The integer check is
@@ -45,10 +55,10 @@ class KeyFieldsDto {
     format: 'date-time',
     nullable: true,
     description:
-      'From this instant (in the future, at most 3650 days ahead) the key is refused; null: it does not expire.',
+      'An RFC 3339 date-time with its offset (Z or ±hh:mm): from this instant (in the future, at most 3650 days ahead) the key is refused; null: it does not expire.',
   })
   @ValidateIf((o: KeyFieldsDto) => o.expiresAt !== undefined && o.expiresAt !== null)
-  @IsISO8601(ISO_INSTANT, { message: 'expiresAt must be an ISO 8601 instant such as 2027-01-31T00:00:00Z, or null' })
+  @IsExpiresAt()
   expiresAt?: string | null;
 
   @ApiPropertyOptional({

@@ -10,7 +10,7 @@ const validate = (value: unknown) => pipe.transform(value, { type: 'body', metat
 
 const goodName = fc
   .string({ unit: 'grapheme', minLength: 1, maxLength: 120 })
-  // Visible, free of control, line-separator and bidirectional characters (pet-name.ts).
+  // Visible, free of control, line-separator and bidirectional characters (src/http/names.ts).
   .filter(
     (s) =>
       /[\p{L}\p{N}\p{P}\p{S}]/u.test(s) &&

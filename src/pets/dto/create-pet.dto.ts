@@ -1,10 +1,9 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsString, ValidateIf } from 'class-validator';
 import { INT64_MAX } from '../../json/int64.js';
-import { IsPositiveInt64 } from '../../http/validators.js';
+import { IsName, IsPositiveInt64 } from '../../http/validators.js';
 import { NAME_MAX_CODE_POINTS } from '../pet-name.js';
 import { PET_STATUSES, PetStatus } from '../pet-status.js';
-import { IsPetName } from './is-pet-name.js';
 
 /** The request body of createPet (docs/api.md, "Requests"). Unknown fields, `id` included, are refused. */
 @ApiSchema({ name: 'NewPet' })
@@ -18,7 +17,7 @@ export class CreatePetDto {
       'bidirectional embedding/override/isolate controls or unpaired surrogates.',
   })
   @IsString({ message: 'name must be a string' })
-  @IsPetName()
+  @IsName(NAME_MAX_CODE_POINTS)
   name: string;
 
   // An exact JSON number in the served document (a bigint, written by the lossless writer).
