@@ -280,12 +280,19 @@ describe('the apikey tool on bad arguments', () => {
     [['roll']],
     [['roll', '1', '--overlap', 'soon']],
     [['create', '--name', 'x', '--plan', 'pro', '--expires-in', '0']],
+    [['admin', 'create', '--name', 'cli:root']],
+    [['admin', 'create', '--name', 'system:secret-scanning']],
   ])('answers %j with the usage on stderr and exit code 2, opening no database', async (args) => {
     const run = await tool(args, { DATA_DIR: dataDir });
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^apikey: .+\n\nUsage: npm run apikey -- <command>/);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('says why an admin token may not be named cli:root', async () => {
+    const run = await tool(['admin', 'create', '--name', 'cli:root'], { DATA_DIR: dataDir });
+    expect(run.stderr).toMatch(/^apikey: an admin token's name must not contain ":" .*cli:<user>.*"cli:root"\n/);
   });
 });
 
@@ -301,14 +308,23 @@ describeIfPostgres('the apikey tool: admin tokens, changes and the audit log (Po
 
   afterAll(async () => db?.drop());
 
-  async function audit(): Promise<{ actor: string; action: string; key_id: string | null; changes: unknown }[]> {
+  interface Row {
+    actor: string;
+    actor_kind: string;
+    actor_token_id: string | null;
+    action: string;
+    key_id: string | null;
+    changes: unknown;
+  }
+
+  async function audit(): Promise<Row[]> {
     const client = new pg.Client({ connectionString: env.DATABASE_URL });
     await client.connect();
     try {
       const { rows } = await client.query(
-        'SELECT "actor", "action", "key_id"::text, "changes" FROM "audit_log" ORDER BY "id"',
+        'SELECT "actor", "actor_kind", "actor_token_id"::text, "action", "key_id"::text, "changes" FROM "audit_log" ORDER BY "id"',
       );
-      return rows as { actor: string; action: string; key_id: string | null; changes: unknown }[];
+      return rows as Row[];
     } finally {
       await client.end();
     }
@@ -353,9 +369,9 @@ describeIfPostgres('the apikey tool: admin tokens, changes and the audit log (Po
     expect((await tool(['admin', 'rename'], env)).code).toBe(2);
 
     const entries = (await audit()).filter((e) => e.action.startsWith('admin_token.'));
-    expect(entries.map((e) => [e.action, e.actor])).toEqual([
-      ['admin_token.created', actor],
-      ['admin_token.revoked', actor],
+    expect(entries.map((e) => [e.action, e.actor, e.actor_kind, e.actor_token_id])).toEqual([
+      ['admin_token.created', actor, 'key_tool', null],
+      ['admin_token.revoked', actor, 'key_tool', null],
     ]);
     expect(JSON.stringify(entries)).not.toContain(created.token.slice(14));
   });

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { AuditAction, AuditChanges, AuditEntry, NewAuditEntry } from './audit.js';
+import {
+  actorText,
+  type ActorKind,
+  type AuditAction,
+  type AuditChanges,
+  type AuditEntry,
+  type NewAuditEntry,
+} from './audit.js';
 
 /** Prisma, or the transaction a change runs in. */
 export type Db = Prisma.TransactionClient;
@@ -18,7 +25,9 @@ export class AuditLogRepository {
   async append(tx: Db, entry: NewAuditEntry): Promise<void> {
     await tx.auditEntry.create({
       data: {
-        actor: entry.actor,
+        actor: actorText(entry.actor),
+        actorKind: entry.actor.kind,
+        actorTokenId: entry.actor.kind === 'admin_token' ? entry.actor.tokenId : null,
         action: entry.action,
         keyId: entry.keyId,
         adminTokenId: entry.adminTokenId,
@@ -37,6 +46,7 @@ export class AuditLogRepository {
     });
     return rows.map((row) => ({
       ...row,
+      actorKind: row.actorKind as ActorKind,
       action: row.action as AuditAction,
       changes: row.changes as AuditChanges,
     }));

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../auth/api-key-input.js';
+import { checkAdminTokenName } from '../auth/admin-token-format.js';
 import { PLANS, type Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import type { Scope } from '../auth/scopes.js';
@@ -37,6 +38,7 @@ Commands:
   admin create --name NAME [--json]
         Issue an admin token for the admin API (ADMIN_PORT). Shown once; only its hash
         is stored. Names are unique and never reused: the audit log names the token.
+        A name may not contain ":" (cli:… and system:… are the key tool and the service).
   admin list [--json]
         All admin tokens (never the token itself) and whether each is revoked.
   admin revoke ID [--json]
@@ -291,7 +293,7 @@ export function parseCommand(argv: string[]): Command {
       case 'admin create': {
         const tokenName = str('name');
         if (tokenName === undefined) throw new UsageError('admin create needs --name');
-        return { kind: 'admin-create', name: checkName(tokenName), json };
+        return { kind: 'admin-create', name: checkAdminTokenName(tokenName), json };
       }
       case 'admin list':
         return { kind: 'admin-list', json };

@@ -38,14 +38,14 @@ export class NoSuchKeyError extends Error {
 }
 
 /**
- * The audit log's actor for the key tool: cli:<operating-system user> (the uid when the user has
- * no name, as in a container without a passwd entry).
+ * The audit log's actor for the key tool: the operating-system user who runs it (the uid when the
+ * user has no name, as in a container without a passwd entry), written cli:<user>.
  */
 export function cliActor(): Actor {
   try {
-    return `cli:${userInfo().username}`;
+    return { kind: 'key_tool', user: userInfo().username };
   } catch {
-    return `cli:uid-${process.getuid?.() ?? 'unknown'}`;
+    return { kind: 'key_tool', user: `uid-${process.getuid?.() ?? 'unknown'}` };
   }
 }
 
