@@ -3,6 +3,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { USAGE } from '../src/cli/apikey.args.js';
+import { openDatabase } from '../src/database/database.js';
 import { buildService, RunningService, startService } from './support/built-service.js';
 import { runKeyTool } from './support/key-tool.js';
 import { waitFor } from './support/wait-for.js';
@@ -258,6 +259,79 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     } finally {
       await svc.stop();
     }
+  });
+  it('verifies the audit log, and names the first entry changed, removed or inserted out of order', async () => {
+    interface Verdict {
+      ok: boolean;
+      entries: number;
+      head?: { id: string; hash: string };
+      entryId?: string;
+      problem?: string;
+    }
+    const verify = async (): Promise<{ code: number | null; verdict: Verdict }> => {
+      const run = await tool(['audit', 'verify', '--json'], env);
+      return { code: run.code, verdict: JSON.parse(run.stdout) as Verdict };
+    };
+    /** Tampers as the database's owner would, the audit log's triggers set aside. */
+    const asOwner = async (...statements: string[]): Promise<void> => {
+      const database = await openDatabase(db.config().database, () => {}, 'audit tamper test');
+      try {
+        await database.withRunner((runner) =>
+          runner.exec(
+            [
+              'BEGIN',
+              'ALTER TABLE "audit_log" DISABLE TRIGGER USER',
+              ...statements,
+              'ALTER TABLE "audit_log" ENABLE TRIGGER USER',
+              'COMMIT',
+            ].join(';\n'),
+          ),
+        );
+      } finally {
+        await database.close();
+      }
+    };
+
+    const clean = await verify();
+    expect(clean).toEqual({
+      code: 0,
+      verdict: { ok: true, entries: expect.any(Number), head: { id: expect.any(String), hash: expect.any(String) } },
+    });
+    expect(clean.verdict.entries).toBeGreaterThanOrEqual(3);
+    const human = await tool(['audit', 'verify'], env);
+    expect(human.stdout).toBe(
+      `The audit log's hash chain holds over its ${clean.verdict.entries} entries.\nLast entry: ${clean.verdict.head?.id}, hash ${clean.verdict.head?.hash}\n`,
+    );
+
+    // Entry 2 changed, then changed back.
+    await asOwner(`UPDATE "audit_log" SET "actor" = 'cli:someone-else' WHERE "id" = 2`);
+    expect(await verify()).toMatchObject({ code: 3, verdict: { ok: false, entryId: '2', problem: 'changed' } });
+    const broken = await tool(['audit', 'verify'], env);
+    expect(broken).toMatchObject({
+      code: 3,
+      stdout: expect.stringMatching(/^The audit log does not verify: entry 2 was changed/),
+    });
+    await asOwner(`UPDATE "audit_log" SET "actor" = 'cli:${userInfo().username}' WHERE "id" = 2`);
+    expect((await verify()).code).toBe(0);
+
+    // Entry 2 removed (kept aside, then put back as it was).
+    await asOwner(
+      'CREATE TABLE "kept" AS SELECT * FROM "audit_log" WHERE "id" = 2',
+      'DELETE FROM "audit_log" WHERE "id" = 2',
+    );
+    expect(await verify()).toMatchObject({ code: 3, verdict: { ok: false, entryId: '3', problem: 'removed' } });
+    await asOwner('INSERT INTO "audit_log" SELECT * FROM "kept"', 'DROP TABLE "kept"');
+    expect((await verify()).code).toBe(0);
+
+    // An entry slipped in before all others, with a hash that holds for the start of the log.
+    await asOwner(
+      `INSERT INTO "audit_log" ("id", "at", "actor_kind", "actor", "action", "changes", "prev_hash", "hash")
+         SELECT 0, now(), 'key_tool', 'cli:root', 'key.revoked', '{}', repeat('0', 64),
+                audit_entry_hash(repeat('0', 64), 0, now()::timestamptz(3), 'key_tool', 'cli:root', NULL, 'key.revoked', NULL, NULL, '{}')`,
+    );
+    expect(await verify()).toMatchObject({ code: 3, verdict: { ok: false, entryId: '0', problem: 'inserted' } });
+    await asOwner('DELETE FROM "audit_log" WHERE "id" = 0');
+    expect(await verify()).toEqual(clean);
   });
 });
 
