@@ -549,7 +549,7 @@ describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', (
     await c.end();
   });
 
-  it('lets the role read and append audit_log, never update, delete or truncate it', async () => {
+  it('lets the role read audit_log and append only through append_audit_entry(), never insert, update, delete or truncate', async () => {
     const privileges = await asOwner(async (c) => {
       const { rows } = await c.query<{ t: string; p: string; ok: boolean }>(
         `SELECT t, p, has_table_privilege($1, t, p) AS ok
@@ -560,7 +560,7 @@ describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', (
     });
     expect(privileges).toEqual({
       'audit_log SELECT': true,
-      'audit_log INSERT': true,
+      'audit_log INSERT': false,
       'audit_log UPDATE': false,
       'audit_log DELETE': false,
       'audit_log TRUNCATE': false,
@@ -574,11 +574,26 @@ describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', (
     await asOwner(async (c) => {
       await c.query('BEGIN');
       await c.query(`SET LOCAL ROLE "${role}"`);
-      await c.query(
-        `INSERT INTO "audit_log" ("actor", "actor_kind", "action", "changes") VALUES ('test', 'system', 'key.created', '{}')`,
+      const appended = await c.query<{ id: string }>(
+        `SELECT append_audit_entry('system', 'system:test', NULL, 'key.created', NULL, NULL, '{}')::text AS id`,
       );
+      expect(appended.rows[0].id).toMatch(/^[1-9]/);
+      await expect(
+        c.query(
+          `INSERT INTO "audit_log" ("id", "at", "actor", "actor_kind", "action", "changes", "prev_hash", "hash")
+           VALUES (0, '2001-01-01', 'cli:root', 'key_tool', 'key.created', '{}', repeat('0', 64), repeat('0', 64))`,
+        ),
+      ).rejects.toThrow(/permission denied/);
+      await c.query('ROLLBACK');
+      await c.query('BEGIN');
+      await c.query(`SET LOCAL ROLE "${role}"`);
       await expect(c.query(`UPDATE "audit_log" SET "actor" = 'x'`)).rejects.toThrow(/permission denied/);
       await c.query('ROLLBACK');
+      // Not even the owner inserts but through the function.
+      await expect(
+        c.query(`INSERT INTO "audit_log" ("actor", "actor_kind", "action", "changes", "prev_hash", "hash")
+                 VALUES ('x', 'system', 'key.created', '{}', repeat('0', 64), repeat('0', 64))`),
+      ).rejects.toThrow(/only through append_audit_entry/);
     });
   });
 });
