@@ -10,7 +10,7 @@ import { PrismaService } from '../src/database/prisma.service.js';
 import { parseJson } from '../src/json/json-codec.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { FakeClock, startTestApp } from './support/app.js';
-import { issueApiKey } from './support/api-keys.js';
+import { issueApiKey, TEST_ACTOR } from './support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 import { migratePostgres } from '../src/database/pg-database.js';
 import { expectErrorBody } from './support/error-body.js';
@@ -81,6 +81,8 @@ interface Entry {
   id: number;
   at: string;
   actor: string;
+  actorKind: string;
+  actorTokenId?: number | bigint;
   action: string;
   keyId?: number | bigint;
   changes: Record<string, { before: unknown; after: unknown }>;
@@ -99,13 +101,17 @@ describeEachDatabase('the admin API on %s', (kind) => {
   let db: TestDatabase;
   let app: NestExpressApplication;
   let token: string;
+  let tokenId: bigint;
   let admin: () => ReturnType<typeof request>;
   const auth = () => ({ Authorization: `Bearer ${token}` });
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
     app = await startTestApp(db, { env: { ADMIN_PORT: '0', API_KEY_CACHE_TTL_MS: '300' } });
-    token = (await app.get(AdminTokensService).create('ops', 'test')).token;
+    ({
+      token,
+      info: { id: tokenId },
+    } = await app.get(AdminTokensService).create('ops', TEST_ACTOR));
     admin = () => adminOf(app);
   });
 
@@ -124,8 +130,8 @@ describeEachDatabase('the admin API on %s', (kind) => {
     expectErrorBody(missing, 401, 'missing_admin_token');
     expect(missing.headers['x-request-id']).toEqual(expect.any(String));
     const apiKey = await issueApiKey(app);
-    const { token: revoked, info } = await app.get(AdminTokensService).create('leaver', 'test');
-    await app.get(AdminTokensService).revoke(info.id, 'test');
+    const { token: revoked, info } = await app.get(AdminTokensService).create('leaver', TEST_ACTOR);
+    await app.get(AdminTokensService).revoke(info.id, TEST_ACTOR);
     for (const wrong of [
       'asadm_' + '0'.repeat(49), // the shape, a wrong checksum
       token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A'),
@@ -466,7 +472,14 @@ describeEachDatabase('the admin API on %s', (kind) => {
     expect(res.status).toBe(200);
     const entries = exact<Entry[]>(res);
     expect(entries.map((e) => e.action)).toEqual(['key.revoked', 'key.rolled', 'key.updated', 'key.created']);
-    for (const e of entries) expect(e).toMatchObject({ actor: 'ops', keyId: issued.id });
+    for (const e of entries) {
+      expect(e).toMatchObject({
+        actor: 'ops',
+        actorKind: 'admin_token',
+        actorTokenId: Number(tokenId),
+        keyId: issued.id,
+      });
+    }
     expect(entries[2].changes).toEqual({
       plan: { before: 'free', after: 'pro' },
       perMinute: { before: 60, after: 300 },
@@ -491,7 +504,19 @@ describeEachDatabase('the admin API on %s', (kind) => {
     expect(all.filter((e) => e.action === 'admin_token.created').map((e) => e.changes.name.after)).toEqual(
       expect.arrayContaining(['ops', 'leaver']),
     );
-    expect(all.find((e) => e.action === 'admin_token.revoked')).toMatchObject({ actor: 'test' });
+    const revoked = all.find((e) => e.action === 'admin_token.revoked');
+    expect(revoked).toMatchObject({ actor: 'system:test', actorKind: 'system' });
+    expect(revoked).not.toHaveProperty('actorTokenId');
+  });
+
+  it('refuses an admin token name that could pass for another kind of actor, storing nothing', async () => {
+    const tokens = app.get(AdminTokensService);
+    const before = await app.get(PrismaService).auditEntry.count();
+    for (const name of ['cli:root', 'system:credential-revocation', 'ops:night', ' cli:root ']) {
+      await expect(tokens.create(name, TEST_ACTOR)).rejects.toThrow(/must not contain ":"/);
+    }
+    expect((await tokens.list()).map((t) => t.name)).not.toContain('cli:root');
+    expect(await app.get(PrismaService).auditEntry.count()).toBe(before);
   });
 
   it('keeps the audit log append-only: UPDATE, DELETE and TRUNCATE are refused by the database', async () => {
@@ -573,10 +598,10 @@ describeEachDatabase('forged admin tokens on %s', (kind) => {
     try {
       const metric = async (name: string, labels: Record<string, string> = {}) =>
         sample(await app.get(MetricsService).render(), name, labels) ?? 0;
-      const token = (await app.get(AdminTokensService).create('ops', 'test')).token;
+      const token = (await app.get(AdminTokensService).create('ops', TEST_ACTOR)).token;
       // A token found before, and a token never seen by this instance yet, both valid.
       expect((await listKeysFrom(app, '127.0.0.1', token)).status).toBe(200);
-      const fresh = (await app.get(AdminTokensService).create(`fresh`, 'test')).token;
+      const fresh = (await app.get(AdminTokensService).create(`fresh`, TEST_ACTOR)).token;
       const lookupsBefore = await metric('admin_token_lookups_total');
       const refusedBefore = await metric('admin_token_refusals_total', { reason: 'address_budget' });
       const answers = [];
@@ -612,7 +637,7 @@ describeIfPostgres('the admin API with two instances on one database', () => {
     // The first serves the admin API; the second only the public API, with the default cache TTL.
     first = await startTestApp(db, { env: { ADMIN_PORT: '0' } });
     second = await startTestApp(db);
-    token = (await first.get(AdminTokensService).create('ops', 'test')).token;
+    token = (await first.get(AdminTokensService).create('ops', TEST_ACTOR)).token;
   });
 
   afterAll(async () => {
@@ -699,7 +724,7 @@ describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', (
     await c.end();
   });
 
-  it('lets the role read and append audit_log, never update, delete or truncate it', async () => {
+  it('lets the role read audit_log and append only through append_audit_entry(), never insert, update, delete or truncate', async () => {
     const privileges = await asOwner(async (c) => {
       const { rows } = await c.query<{ t: string; p: string; ok: boolean }>(
         `SELECT t, p, has_table_privilege($1, t, p) AS ok
@@ -710,7 +735,7 @@ describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', (
     });
     expect(privileges).toEqual({
       'audit_log SELECT': true,
-      'audit_log INSERT': true,
+      'audit_log INSERT': false,
       'audit_log UPDATE': false,
       'audit_log DELETE': false,
       'audit_log TRUNCATE': false,
@@ -724,9 +749,26 @@ describeIfPostgres('the audit log and the API’s database role (PostgreSQL)', (
     await asOwner(async (c) => {
       await c.query('BEGIN');
       await c.query(`SET LOCAL ROLE "${role}"`);
-      await c.query(`INSERT INTO "audit_log" ("actor", "action", "changes") VALUES ('test', 'key.created', '{}')`);
+      const appended = await c.query<{ id: string }>(
+        `SELECT append_audit_entry('system', 'system:test', NULL, 'key.created', NULL, NULL, '{}')::text AS id`,
+      );
+      expect(appended.rows[0].id).toMatch(/^[1-9]/);
+      await expect(
+        c.query(
+          `INSERT INTO "audit_log" ("id", "at", "actor", "actor_kind", "action", "changes", "prev_hash", "hash")
+           VALUES (0, '2001-01-01', 'cli:root', 'key_tool', 'key.created', '{}', repeat('0', 64), repeat('0', 64))`,
+        ),
+      ).rejects.toThrow(/permission denied/);
+      await c.query('ROLLBACK');
+      await c.query('BEGIN');
+      await c.query(`SET LOCAL ROLE "${role}"`);
       await expect(c.query(`UPDATE "audit_log" SET "actor" = 'x'`)).rejects.toThrow(/permission denied/);
       await c.query('ROLLBACK');
+      // Not even the owner inserts but through the function.
+      await expect(
+        c.query(`INSERT INTO "audit_log" ("actor", "actor_kind", "action", "changes", "prev_hash", "hash")
+                 VALUES ('x', 'system', 'key.created', '{}', repeat('0', 64), repeat('0', 64))`),
+      ).rejects.toThrow(/only through append_audit_entry/);
     });
   });
 });

@@ -1,3 +1,4 @@
+import { TEST_ACTOR } from './support/api-keys.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { generateApiKey } from '../src/auth/api-key-format.js';
 import { AuditLogRepository } from '../src/auth/audit-log.repository.js';
@@ -43,7 +44,7 @@ async function issue(
     { ...config, apiKeyChecksumSecret: format === 2 ? SECRET : undefined },
     clock,
   );
-  const { key } = await keys.create({ name: 'admission test', plan: 'business', ...input }, 'test');
+  const { key } = await keys.create({ name: 'admission test', plan: 'business', ...input }, TEST_ACTOR);
   return key;
 }
 
@@ -243,7 +244,7 @@ describe.each(BACKENDS)('admission on %s', (backend) => {
       for (const i of [a, b]) expect((await fetch(i.url, from(NAT, old))).status).toBe(200);
       const keys = a.app.get(ApiKeysService);
       const [row] = (await keys.list()).slice(-1);
-      const rolled = await keys.roll(row.id, 3_600_000, 'test');
+      const rolled = await keys.roll(row.id, 3_600_000, TEST_ACTOR);
       expect(rolled?.key).toMatch(/^ask2_/);
       for (const i of [a, b]) {
         expect((await fetch(i.url, from(NAT, rolled!.key))).status).toBe(200);

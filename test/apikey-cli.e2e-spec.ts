@@ -3,6 +3,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { USAGE } from '../src/cli/apikey.args.js';
+import { openDatabase } from '../src/database/open-database.js';
 import { buildService, RunningService, startService } from './support/built-service.js';
 import { runKeyTool } from './support/key-tool.js';
 import { waitFor } from './support/wait-for.js';
@@ -259,6 +260,79 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
       await svc.stop();
     }
   });
+  it('verifies the audit log, and names the first entry changed, removed or inserted out of order', async () => {
+    interface Verdict {
+      ok: boolean;
+      entries: number;
+      head?: { id: string; hash: string };
+      entryId?: string;
+      problem?: string;
+    }
+    const verify = async (): Promise<{ code: number | null; verdict: Verdict }> => {
+      const run = await tool(['audit', 'verify', '--json'], env);
+      return { code: run.code, verdict: JSON.parse(run.stdout) as Verdict };
+    };
+    /** Tampers as the database's owner would, the audit log's triggers set aside. */
+    const asOwner = async (...statements: string[]): Promise<void> => {
+      const database = await openDatabase(db.config().database, () => {}, 'audit tamper test');
+      try {
+        await database.withRunner((runner) =>
+          runner.exec(
+            [
+              'BEGIN',
+              'ALTER TABLE "audit_log" DISABLE TRIGGER USER',
+              ...statements,
+              'ALTER TABLE "audit_log" ENABLE TRIGGER USER',
+              'COMMIT',
+            ].join(';\n'),
+          ),
+        );
+      } finally {
+        await database.close();
+      }
+    };
+
+    const clean = await verify();
+    expect(clean).toEqual({
+      code: 0,
+      verdict: { ok: true, entries: expect.any(Number), head: { id: expect.any(String), hash: expect.any(String) } },
+    });
+    expect(clean.verdict.entries).toBeGreaterThanOrEqual(3);
+    const human = await tool(['audit', 'verify'], env);
+    expect(human.stdout).toBe(
+      `The audit log's hash chain holds over its ${clean.verdict.entries} entries.\nLast entry: ${clean.verdict.head?.id}, hash ${clean.verdict.head?.hash}\n`,
+    );
+
+    // Entry 2 changed, then changed back.
+    await asOwner(`UPDATE "audit_log" SET "actor" = 'cli:someone-else' WHERE "id" = 2`);
+    expect(await verify()).toMatchObject({ code: 3, verdict: { ok: false, entryId: '2', problem: 'changed' } });
+    const broken = await tool(['audit', 'verify'], env);
+    expect(broken).toMatchObject({
+      code: 3,
+      stdout: expect.stringMatching(/^The audit log does not verify: entry 2 was changed/),
+    });
+    await asOwner(`UPDATE "audit_log" SET "actor" = 'cli:${userInfo().username}' WHERE "id" = 2`);
+    expect((await verify()).code).toBe(0);
+
+    // Entry 2 removed (kept aside, then put back as it was).
+    await asOwner(
+      'CREATE TABLE "kept" AS SELECT * FROM "audit_log" WHERE "id" = 2',
+      'DELETE FROM "audit_log" WHERE "id" = 2',
+    );
+    expect(await verify()).toMatchObject({ code: 3, verdict: { ok: false, entryId: '3', problem: 'removed' } });
+    await asOwner('INSERT INTO "audit_log" SELECT * FROM "kept"', 'DROP TABLE "kept"');
+    expect((await verify()).code).toBe(0);
+
+    // An entry slipped in before all others, with a hash that holds for the start of the log.
+    await asOwner(
+      `INSERT INTO "audit_log" ("id", "at", "actor_kind", "actor", "action", "changes", "prev_hash", "hash")
+         SELECT 0, now(), 'key_tool', 'cli:root', 'key.revoked', '{}', repeat('0', 64),
+                audit_entry_hash(repeat('0', 64), 0, now()::timestamptz(3), 'key_tool', 'cli:root', NULL, 'key.revoked', NULL, NULL, '{}')`,
+    );
+    expect(await verify()).toMatchObject({ code: 3, verdict: { ok: false, entryId: '0', problem: 'inserted' } });
+    await asOwner('DELETE FROM "audit_log" WHERE "id" = 0');
+    expect(await verify()).toEqual(clean);
+  });
 });
 
 describeEachDatabase('the apikey tool refusing what a key cannot have, on %s', (kind) => {
@@ -345,12 +419,19 @@ describe('the apikey tool on bad arguments', () => {
     [['roll']],
     [['roll', '1', '--overlap', 'soon']],
     [['create', '--name', 'x', '--plan', 'pro', '--expires-in', '0']],
+    [['admin', 'create', '--name', 'cli:root']],
+    [['admin', 'create', '--name', 'system:secret-scanning']],
   ])('answers %j with the usage on stderr and exit code 2, opening no database', async (args) => {
     const run = await tool(args, { DATA_DIR: dataDir });
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^apikey: .+\n\nUsage: npm run apikey -- <command>/);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('says why an admin token may not be named cli:root', async () => {
+    const run = await tool(['admin', 'create', '--name', 'cli:root'], { DATA_DIR: dataDir });
+    expect(run.stderr).toMatch(/^apikey: an admin token's name must not contain ":" .*cli:<user>.*"cli:root"\n/);
   });
 });
 
@@ -366,14 +447,23 @@ describeIfPostgres('the apikey tool: admin tokens, changes and the audit log (Po
 
   afterAll(async () => db?.drop());
 
-  async function audit(): Promise<{ actor: string; action: string; key_id: string | null; changes: unknown }[]> {
+  interface Row {
+    actor: string;
+    actor_kind: string;
+    actor_token_id: string | null;
+    action: string;
+    key_id: string | null;
+    changes: unknown;
+  }
+
+  async function audit(): Promise<Row[]> {
     const client = new pg.Client({ connectionString: env.DATABASE_URL });
     await client.connect();
     try {
       const { rows } = await client.query(
-        'SELECT "actor", "action", "key_id"::text, "changes" FROM "audit_log" ORDER BY "id"',
+        'SELECT "actor", "actor_kind", "actor_token_id"::text, "action", "key_id"::text, "changes" FROM "audit_log" ORDER BY "id"',
       );
-      return rows as { actor: string; action: string; key_id: string | null; changes: unknown }[];
+      return rows as Row[];
     } finally {
       await client.end();
     }
@@ -418,9 +508,9 @@ describeIfPostgres('the apikey tool: admin tokens, changes and the audit log (Po
     expect((await tool(['admin', 'rename'], env)).code).toBe(2);
 
     const entries = (await audit()).filter((e) => e.action.startsWith('admin_token.'));
-    expect(entries.map((e) => [e.action, e.actor])).toEqual([
-      ['admin_token.created', actor],
-      ['admin_token.revoked', actor],
+    expect(entries.map((e) => [e.action, e.actor, e.actor_kind, e.actor_token_id])).toEqual([
+      ['admin_token.created', actor, 'key_tool', null],
+      ['admin_token.revoked', actor, 'key_tool', null],
     ]);
     expect(JSON.stringify(entries)).not.toContain(created.token.slice(14));
   });

@@ -11,7 +11,7 @@ import { AuthService } from '../src/auth/auth.service.js';
 import { DEV_KEY_NAME } from '../src/auth/dev-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { startTestApp } from './support/app.js';
-import { issueApiKey } from './support/api-keys.js';
+import { issueApiKey, TEST_ACTOR } from './support/api-keys.js';
 import { stopCacheClock } from './support/cache-clock.js';
 import { createTestDatabase, databaseKinds, describeEachDatabase, TestDatabase } from './support/databases.js';
 import { expectErrorBody } from './support/error-body.js';
@@ -116,7 +116,7 @@ describeEachDatabase('API key authentication on %s', (kind) => {
       expect((await http().get('/v1/pets').set('Authorization', `Bearer ${revoked}`)).status).toBe(200);
       const keys = app.get(ApiKeysService);
       const row = (await keys.list()).find((k) => k.name === 'to revoke')!;
-      expect(await keys.revoke(row.id, 'test')).toMatchObject({ alreadyRevoked: false });
+      expect(await keys.revoke(row.id, TEST_ACTOR)).toMatchObject({ alreadyRevoked: false });
       expect401(await http().get('/v1/pets').set('Authorization', `Bearer ${revoked}`), 'invalid_api_key', revoked);
     });
   });

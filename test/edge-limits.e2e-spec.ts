@@ -10,7 +10,7 @@ import { PrismaService } from '../src/database/prisma.service.js';
 import { MAX_HEADER_FIELDS } from '../src/http/request-limits.js';
 import { MAX_NAMES_ECHOED } from '../src/http/unknown-names.js';
 import { startTestApp } from './support/app.js';
-import { issueApiKey } from './support/api-keys.js';
+import { issueApiKey, TEST_ACTOR } from './support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 import { expectErrorBody } from './support/error-body.js';
 import { buildRequest, rawExchange, RawRequest } from './support/raw-http.js';
@@ -37,7 +37,7 @@ describeEachDatabase('the edge decides by the contract, on %s', (kind) => {
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as AddressInfo).port;
     key = await issueApiKey(app);
-    adminToken = (await app.get(AdminTokensService).create('edge', 'test')).token;
+    adminToken = (await app.get(AdminTokensService).create('edge', TEST_ACTOR)).token;
   });
 
   afterAll(async () => {

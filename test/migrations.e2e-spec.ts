@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { migratePostgres } from '../src/database/pg-database.js';
-import { pendingMigrations, readMigrations } from '../src/database/migrator.js';
+import { applyMigrations, pendingMigrations, readMigrations } from '../src/database/migrator.js';
 import { pgClientRunner } from '../src/database/sql-runner.js';
 import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';
 
@@ -61,5 +61,72 @@ describeIfPostgres('migrations on PostgreSQL', () => {
     } finally {
       await fresh.drop();
     }
+  });
+});
+
+describeIfPostgres('the audit log migrations over entries written before them (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres', { migrate: false });
+    client = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  it('gives old entries their kind of actor, and an admin token its id where its name still finds it', async () => {
+    const all = await readMigrations('prisma/migrations');
+    const runner = pgClientRunner(client);
+    await applyMigrations(
+      runner,
+      all.filter((m) => m.name < '20261128'),
+    );
+    // Entries as the service wrote them before actor kinds: the actor as text only.
+    const { rows } = await client.query<{ id: string }>(
+      `INSERT INTO "admin_tokens" ("name", "prefix", "hash") VALUES ('ops', 'asadm_x', repeat('a', 64)) RETURNING "id"::text`,
+    );
+    await client.query(
+      `INSERT INTO "audit_log" ("actor", "action", "key_id", "admin_token_id", "changes") VALUES
+         ('cli:root', 'admin_token.created', NULL, $1, '{"name": {"before": null, "after": "ops"}}'),
+         ('ops', 'key.created', 7, NULL, '{"name": {"before": null, "after": "App"}}'),
+         ('departed', 'key.revoked', 7, NULL, '{"revokedAt": {"before": null, "after": "2026-11-01T00:00:00.000Z"}}'),
+         ('system:dev-key', 'key.created', 8, NULL, '{}')`,
+      [rows[0].id],
+    );
+    await applyMigrations(runner, all);
+    const migrated = await client.query(
+      `SELECT "actor", "actor_kind", "actor_token_id"::text, "action", "changes" FROM "audit_log" ORDER BY "id"`,
+    );
+    expect(migrated.rows).toEqual([
+      {
+        actor: 'cli:root',
+        actor_kind: 'key_tool',
+        actor_token_id: null,
+        action: 'admin_token.created',
+        changes: { name: { before: null, after: 'ops' } },
+      },
+      {
+        actor: 'ops',
+        actor_kind: 'admin_token',
+        actor_token_id: rows[0].id,
+        action: 'key.created',
+        changes: { name: { before: null, after: 'App' } },
+      },
+      {
+        actor: 'departed',
+        actor_kind: 'admin_token',
+        actor_token_id: null,
+        action: 'key.revoked',
+        changes: { revokedAt: { before: null, after: '2026-11-01T00:00:00.000Z' } },
+      },
+      { actor: 'system:dev-key', actor_kind: 'system', actor_token_id: null, action: 'key.created', changes: {} },
+    ]);
+    // Still append-only afterwards.
+    await expect(client.query(`UPDATE "audit_log" SET "actor" = 'x'`)).rejects.toThrow(/append-only/);
   });
 });

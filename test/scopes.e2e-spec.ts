@@ -3,7 +3,7 @@ import request from 'supertest';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { startTestApp } from './support/app.js';
-import { issueApiKey } from './support/api-keys.js';
+import { issueApiKey, TEST_ACTOR } from './support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';
 import { expectErrorBody } from './support/error-body.js';
 import { waitFor } from './support/wait-for.js';
@@ -159,7 +159,7 @@ describe('a change of scopes reaching two instances that share PostgreSQL', () =
       for (const app of apps) expectErrorBody(await post(app), 400, 'validation_failed');
       const keys = a.get(ApiKeysService);
       const [row] = (await keys.list()).filter((k) => k.name === 'shared');
-      expect(await keys.setScopes(row.id, ['pets:read'], 'test')).toMatchObject({ scopes: ['pets:read'] });
+      expect(await keys.setScopes(row.id, ['pets:read'], TEST_ACTOR)).toMatchObject({ scopes: ['pets:read'] });
       for (const app of [a, b]) {
         const refused = await waitFor(async () => ((res) => (res.status === 403 ? res : undefined))(await post(app)), {
           what: 'the narrowed key to be refused',

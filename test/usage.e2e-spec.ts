@@ -1,3 +1,4 @@
+import { TEST_ACTOR } from './support/api-keys.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { ApiKeysService } from '../src/auth/api-keys.service.js';
@@ -40,7 +41,7 @@ describeEachDatabase('usage per key on %s', (kind) => {
   async function newKey(perMinute = 1_000_000): Promise<{ id: bigint; key: string }> {
     const { info, key } = await app
       .get(ApiKeysService)
-      .create({ name: 'usage', plan: 'enterprise', perMinute, perDay: 2 * perMinute }, 'test');
+      .create({ name: 'usage', plan: 'enterprise', perMinute, perDay: 2 * perMinute }, TEST_ACTOR);
     return { id: info.id, key };
   }
 
@@ -192,7 +193,7 @@ describeIfPostgres('usage writes while PostgreSQL is unreachable', () => {
   it('keeps the counts of a failed write and writes them, with those counted since, once the database answers', async () => {
     const { info, key } = await app
       .get(ApiKeysService)
-      .create({ name: 'outage', plan: 'enterprise', perMinute: 1_000_000, perDay: 2_000_000 }, 'test');
+      .create({ name: 'outage', plan: 'enterprise', perMinute: 1_000_000, perDay: 2_000_000 }, TEST_ACTOR);
     const list = () => request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key}`);
     for (let i = 0; i < 3; i++) expect((await list()).status).toBe(200);
 

@@ -11,11 +11,13 @@
 #     sh /docker-entrypoint-initdb.d/10-app-role.sh
 # (and GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public, and USAGE, SELECT ON
 # ALL SEQUENCES, to the role for tables created before it; then
-# REVOKE UPDATE, DELETE, TRUNCATE ON audit_log FROM the role, which may only read and append it).
+# REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON audit_log FROM the role, which may only read it and
+# append through append_audit_entry()).
 #
-# The audit log stays append-only for the API's role: the migration that creates audit_log takes
-# UPDATE, DELETE and TRUNCATE on it from every role but its owner (the default privileges below
-# grant them on every new table), and a trigger refuses them whoever connects.
+# The audit log stays append-only for the API's role: the migrations take INSERT, UPDATE, DELETE
+# and TRUNCATE on audit_log from every role but its owner (the default privileges below grant them
+# on every new table), triggers refuse them whoever connects, and entries go in through the
+# database function append_audit_entry().
 set -eu
 : "${APP_DB_USER:?set APP_DB_USER}" "${APP_DB_PASSWORD:?set APP_DB_PASSWORD}"
 psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable, SetMetadata, createParamDeco
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AdminTokensService } from '../auth/admin-tokens.service.js';
+import type { Actor } from '../auth/audit.js';
 import { ApiError } from '../errors/api-error.js';
 import { requestContext } from '../request-context/request-context.js';
 
@@ -10,11 +11,13 @@ const ADMIN_PUBLIC = 'animal-store.admin-public';
 /** Marks an admin listener route open without a token (its OpenAPI document only). */
 export const AdminPublic = (): MethodDecorator & ClassDecorator => SetMetadata(ADMIN_PUBLIC, true);
 
-/** The name of the admin token the request was made with: the actor of the changes it makes. */
-export const AdminActor = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => {
-  const actor = requestContext(ctx.switchToHttp().getRequest<Request>()).adminActor;
-  if (actor === undefined) throw new Error('AdminActor on a route the admin token guard did not check');
-  return actor;
+/** The admin token the request was made with (its id and name): the actor of the changes it makes. */
+export const AdminActor = createParamDecorator((_data: unknown, ctx: ExecutionContext): Actor => {
+  const { adminActor: name, adminTokenId: tokenId } = requestContext(ctx.switchToHttp().getRequest<Request>());
+  if (name === undefined || tokenId === undefined) {
+    throw new Error('AdminActor on a route the admin token guard did not check');
+  }
+  return { kind: 'admin_token', tokenId, name };
 });
 
 const BEARER = /^Bearer ([^\s]+)$/i;
@@ -56,7 +59,7 @@ export class AdminAuthGuard implements CanActivate {
         'The admin token is not valid: it is unknown or has been revoked.',
       );
     }
-    requestContext(req).adminActor = info.name;
+    Object.assign(requestContext(req), { adminActor: info.name, adminTokenId: info.id });
     return true;
   }
 }

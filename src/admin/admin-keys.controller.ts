@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiKeyInputError, EXPIRES_AT_FORMAT, type KeyChange } from '../auth/api-key-input.js';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import type { Plan } from '../auth/auth.types.js';
+import type { Actor } from '../auth/audit.js';
 import { ApiError } from '../errors/api-error.js';
 import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { JsonBody } from '../http/json-body.interceptor.js';
@@ -91,7 +92,7 @@ export class AdminKeysController {
   @ApiResponse({ status: 201, description: 'The key, with its secret.', type: IssuedKeyDto })
   @AdminErrorResponses({ status: 400, codes: ['validation_failed', 'malformed_json'] }, 413, 415)
   @JsonBody()
-  async create(@Body() body: CreateKeyDto, @AdminActor() actor: string): Promise<IssuedKeyDto> {
+  async create(@Body() body: CreateKeyDto, @AdminActor() actor: Actor): Promise<IssuedKeyDto> {
     const { info, key } = await checked(() =>
       this.keys.create(
         {
@@ -161,7 +162,7 @@ export class AdminKeysController {
   @ApiResponse({ status: 200, description: 'The key as changed.', type: KeyDto })
   @KeyChangeErrors()
   @JsonBody()
-  async update(@Param('id') raw: string, @Body() body: UpdateKeyDto, @AdminActor() actor: string): Promise<KeyDto> {
+  async update(@Param('id') raw: string, @Body() body: UpdateKeyDto, @AdminActor() actor: Actor): Promise<KeyDto> {
     const id = keyId(raw);
     const change: KeyChange = {
       name: body.name,
@@ -195,7 +196,7 @@ export class AdminKeysController {
   @ApiResponse({ status: 200, description: 'The key, with its new secret.', type: IssuedKeyDto })
   @KeyChangeErrors()
   @JsonBody()
-  async roll(@Param('id') raw: string, @Body() body: RollKeyDto, @AdminActor() actor: string): Promise<IssuedKeyDto> {
+  async roll(@Param('id') raw: string, @Body() body: RollKeyDto, @AdminActor() actor: Actor): Promise<IssuedKeyDto> {
     const id = keyId(raw);
     const overlapMs = (body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS) * 1000;
     const rolled = await checked(() => this.keys.roll(id, overlapMs, actor));
@@ -214,7 +215,7 @@ export class AdminKeysController {
   @ApiParam(ID_PARAM)
   @ApiResponse({ status: 200, description: 'The key, revoked.', type: KeyDto })
   @AdminErrorResponses({ status: 400, codes: ['invalid_parameter'] }, 404)
-  async revoke(@Param('id') raw: string, @AdminActor() actor: string): Promise<KeyDto> {
+  async revoke(@Param('id') raw: string, @AdminActor() actor: Actor): Promise<KeyDto> {
     const id = keyId(raw);
     const done = await this.keys.revoke(id, actor);
     if (!done) throw noSuchKey(id);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { base62 } from './api-key-format.js';
+import { ApiKeyInputError, checkName } from './api-key-input.js';
 
 /**
  * Admin tokens (docs/admin-api.md): `asadm_` + 43 base62 characters of 256 bits from the CSPRNG
@@ -37,4 +38,20 @@ export function isAdminTokenShaped(text: string): boolean {
 /** The part of a token shown in listings; far too little of it to use or guess the token. */
 export function adminTokenDisplayPrefix(token: string): string {
   return token.slice(0, ADMIN_TOKEN_PREFIX.length + DISPLAY_BODY_LENGTH);
+}
+
+/**
+ * An admin token's name, as checkName has it, and without a colon: the audit log writes the key
+ * tool as `cli:<user>` and the service as `system:<name>`, so a token named `cli:root` would read
+ * as the key tool run by root. Every name with a colon is refused, not only those two prefixes,
+ * so that no later kind of actor can be taken either.
+ */
+export function checkAdminTokenName(name: string): string {
+  const checked = checkName(name);
+  if (checked.includes(':')) {
+    throw new ApiKeyInputError(
+      `an admin token's name must not contain ":" (the audit log names the key tool cli:<user> and the service system:<name>), got "${checked}"`,
+    );
+  }
+  return checked;
 }

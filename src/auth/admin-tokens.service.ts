@@ -3,11 +3,16 @@ import { LRUCache } from 'lru-cache';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { ApiError } from '../errors/api-error.js';
 import { Clock, SystemClock } from '../time/clock.js';
-import { adminTokenDisplayPrefix, generateAdminToken, isAdminTokenShaped } from './admin-token-format.js';
+import {
+  adminTokenDisplayPrefix,
+  checkAdminTokenName,
+  generateAdminToken,
+  isAdminTokenShaped,
+} from './admin-token-format.js';
 import { AdminTokensRepository, type AdminTokenInfo } from './admin-tokens.repository.js';
 import { CACHE_MAX } from './api-key-cache.js';
 import { hashApiKey } from './api-key-format.js';
-import { ApiKeyInputError, checkName } from './api-key-input.js';
+import { ApiKeyInputError } from './api-key-input.js';
 import { AuditLogRepository } from './audit-log.repository.js';
 import { instant, type Actor } from './audit.js';
 import { AuthObserver } from './auth.types.js';
@@ -47,9 +52,12 @@ export class AdminTokensService {
     );
   }
 
-  /** Issues a token named `name` (unique, for good). The token exists nowhere else: show it once. */
+  /**
+   * Issues a token named `name` (unique, for good; no colon: checkAdminTokenName). The token
+   * exists nowhere else: show it once.
+   */
   async create(name: string, actor: Actor): Promise<{ info: AdminTokenInfo; token: string }> {
-    const checked = checkName(name);
+    const checked = checkAdminTokenName(name);
     const token = generateAdminToken();
     const info = await this.repository.transaction(async (tx) => {
       if (await this.repository.findByName(checked, tx)) {

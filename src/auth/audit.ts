@@ -13,8 +13,34 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Who made a change: an admin token's name, or `cli:<operating-system user>` for the key tool. */
-export type Actor = string;
+/** The kinds of actor an entry records (docs/admin-api.md, "Who made a change"). */
+export const ACTOR_KINDS = ['admin_token', 'key_tool', 'system'] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+
+/**
+ * Who makes a change: an admin token (its id and name), the key tool run by an operating-system
+ * user, or the service itself (a name such as `credential-revocation`).
+ */
+export type Actor =
+  | { kind: 'admin_token'; tokenId: bigint; name: string }
+  | { kind: 'key_tool'; user: string }
+  | { kind: 'system'; name: string };
+
+/**
+ * The actor as an operator reads it: an admin token's name, `cli:<user>`, `system:<name>`. An
+ * admin token's name never holds a colon (checkAdminTokenName), so the text alone tells the
+ * kinds apart too.
+ */
+export function actorText(actor: Actor): string {
+  switch (actor.kind) {
+    case 'admin_token':
+      return actor.name;
+    case 'key_tool':
+      return `cli:${actor.user}`;
+    case 'system':
+      return `system:${actor.name}`;
+  }
+}
 
 /** A field's value as the audit log keeps it: JSON, instants as ISO 8601 text. */
 export type AuditValue = string | number | boolean | null | string[];
@@ -25,7 +51,11 @@ export type AuditChanges = Record<string, { before: AuditValue; after: AuditValu
 export interface AuditEntry {
   id: bigint;
   at: Date;
-  actor: Actor;
+  /** actorText of the actor. */
+  actor: string;
+  actorKind: ActorKind;
+  /** The admin token that made the change (admin_token entries, when known). */
+  actorTokenId: bigint | null;
   action: AuditAction;
   keyId: bigint | null;
   adminTokenId: bigint | null;
@@ -33,7 +63,7 @@ export interface AuditEntry {
 }
 
 /** What an entry records before it is appended. */
-export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at'>;
+export type NewAuditEntry = Omit<AuditEntry, 'id' | 'at' | 'actor' | 'actorKind' | 'actorTokenId'> & { actor: Actor };
 
 /** The fields whose values differ between two snapshots, each before and after. */
 export function changedFields(

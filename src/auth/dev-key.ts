@@ -3,11 +3,12 @@ import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import type { Database } from '../database/database.js';
 import { DATABASE } from '../database/prisma.tokens.js';
 import { ApiKeysService } from './api-keys.service.js';
+import type { Actor } from './audit.js';
 
 export const DEV_KEY_NAME = 'development key (local use only)';
 export const DEV_KEY_PLAN = 'free';
 /** The actor of the development key's audit entry: the server itself, at its first start. */
-const DEV_KEY_ACTOR = 'system:dev-key';
+const DEV_KEY_ACTOR: Actor = { kind: 'system', name: 'dev-key' };
 
 /**
  * First run on the embedded default: with no key at all in the database, nobody could call

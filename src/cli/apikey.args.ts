@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ApiKeyInputError, checkName, checkPlan, checkScopes, EXPIRES_AT_FORMAT } from '../auth/api-key-input.js';
+import { checkAdminTokenName } from '../auth/admin-token-format.js';
 import { PLANS, type Plan } from '../auth/auth.types.js';
 import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
 import type { Scope } from '../auth/scopes.js';
@@ -38,10 +39,17 @@ Commands:
   admin create --name NAME [--json]
         Issue an admin token for the admin API (ADMIN_PORT). Shown once; only its hash
         is stored. Names are unique and never reused: the audit log names the token.
+        A name may not contain ":" (cli:… and system:… are the key tool and the service).
   admin list [--json]
         All admin tokens (never the token itself) and whether each is revoked.
   admin revoke ID [--json]
         Revoke an admin token; the admin API refuses it from the next request.
+
+  audit verify [--json]
+        Check the audit log's hash chain, every entry from the first. Exit code 0 when it
+        holds, with the number of entries and the last one's id and hash (record them
+        elsewhere: a later run shows whether entries after them were removed); 3 naming
+        the first entry that was changed, removed or inserted out of order.
 
   usage ID --from TIME --to TIME [--granularity hour|day] [--json]
         Requests counted against a key, and how many of them were answered 429, per UTC
@@ -58,7 +66,8 @@ SCOPES is a comma-separated list of pets:read (list and get animals) and pets:wr
 gets 403 insufficient_scope.
 --json prints one JSON value on one line.
 
-Every change is recorded in the audit log with the actor cli:<operating-system user>.
+Every change is recorded in the audit log with the actor cli:<operating-system user>
+(kind key_tool).
 
 The database is DATABASE_URL when set, else the embedded database in DATA_DIR (which
 must not be in use by a running server).
@@ -97,6 +106,7 @@ export type Command =
   | { kind: 'admin-create'; name: string; json: boolean }
   | { kind: 'admin-list'; json: boolean }
   | { kind: 'admin-revoke'; id: bigint; json: boolean }
+  | { kind: 'audit-verify'; json: boolean }
   | { kind: 'usage'; id: bigint; query: UsageQuery; json: boolean };
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
@@ -131,6 +141,7 @@ const COMMANDS: Record<string, { options: OptionSpec; positionals: string[] }> =
   'admin create': { options: { name: { type: 'string' } }, positionals: [] },
   'admin list': { options: {}, positionals: [] },
   'admin revoke': { options: {}, positionals: ['ID'] },
+  'audit verify': { options: {}, positionals: [] },
   usage: {
     options: { from: { type: 'string' }, to: { type: 'string' }, granularity: { type: 'string' } },
     positionals: ['ID'],
@@ -180,19 +191,24 @@ function keyId(raw: string, what = 'a key (see list)'): bigint {
   return BigInt(raw);
 }
 
+/** The commands that take a command of their own, and what they take. */
+const GROUPS: Record<string, string> = { admin: 'create, list or revoke', audit: 'verify' };
+
 /** Parses the tool's arguments; throws UsageError for anything it cannot run. */
 export function parseCommand(argv: string[]): Command {
   const [first, ...afterFirst] = argv;
   if (first === undefined) throw new UsageError('a command is required');
   if (first === 'help' || first === '--help' || first === '-h') return { kind: 'help' };
-  // `admin` takes a command of its own: admin create, admin list, admin revoke.
+  // `admin` and `audit` take a command of their own: admin create, admin list, admin revoke;
+  // audit verify.
+  const group = GROUPS[first];
   const [name, rest] =
-    first === 'admin'
+    group !== undefined
       ? afterFirst[0] === undefined || afterFirst[0].startsWith('-')
         ? (() => {
-            throw new UsageError('admin needs a command: create, list or revoke');
+            throw new UsageError(`${first} needs a command: ${group}`);
           })()
-        : [`admin ${afterFirst[0]}`, afterFirst.slice(1)]
+        : [`${first} ${afterFirst[0]}`, afterFirst.slice(1)]
       : [first, afterFirst];
   const spec = COMMANDS[name];
   if (!spec) throw new UsageError(`unknown command "${name}"`);
@@ -291,12 +307,14 @@ export function parseCommand(argv: string[]): Command {
       case 'admin create': {
         const tokenName = str('name');
         if (tokenName === undefined) throw new UsageError('admin create needs --name');
-        return { kind: 'admin-create', name: checkName(tokenName), json };
+        return { kind: 'admin-create', name: checkAdminTokenName(tokenName), json };
       }
       case 'admin list':
         return { kind: 'admin-list', json };
       case 'admin revoke':
         return { kind: 'admin-revoke', id: keyId(positionals[0], 'an admin token (see admin list)'), json };
+      case 'audit verify':
+        return { kind: 'audit-verify', json };
       case 'usage': {
         const id = keyId(positionals[0]);
         if (str('from') === undefined) throw new UsageError('usage needs --from');

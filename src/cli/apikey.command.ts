@@ -13,6 +13,9 @@ export interface Io {
   env: Record<string, string | undefined>;
 }
 
+/** audit verify found an entry changed, removed or inserted out of order. */
+export const EX_AUDIT_BROKEN = 3;
+
 const processIo: Io = {
   out: (t) => process.stdout.write(t),
   err: (t) => process.stderr.write(t),
@@ -23,7 +26,8 @@ const processIo: Io = {
  * The key tool: `npm run apikey -- <command>`. Issues, lists, changes, rolls and revokes API keys,
  * shows their usage, and issues, lists and revokes admin tokens, in
  * the database the configuration selects (DATABASE_URL, else the embedded DATA_DIR, which it
- * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 78 bad config.
+ * locks like the server does). Exit codes: 0 done, 1 failed, 2 bad arguments, 3 the audit log
+ * does not verify, 78 bad config.
  * The arguments are read in apikey.args.ts, the work done in apikey.operations.ts and shown by
  * apikey.output.ts; this runs them in order. What it writes about its arguments or the database
  * passes escapeUnsafeText: text from either may hold terminal controls.
@@ -55,8 +59,9 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     return 1;
   }
   try {
-    io.out(render(await perform(cmd, store, cliActor()), cmd.json));
-    return 0;
+    const outcome = await perform(cmd, store, cliActor());
+    io.out(render(outcome, cmd.json));
+    return outcome.kind === 'audit-verify' && !outcome.verdict.ok ? EX_AUDIT_BROKEN : 0;
   } catch (err) {
     io.err(`apikey: ${escapeUnsafeText(explainFailure(err))}\n`);
     return 1;

@@ -3,7 +3,9 @@ import { AdminTokensRepository } from '../auth/admin-tokens.repository.js';
 import { AdminTokensService, type AdminTokenInfo } from '../auth/admin-tokens.service.js';
 import { ApiKeysRepository } from '../auth/api-keys.repository.js';
 import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
+import type { ChainVerdict } from '../auth/audit-chain.js';
 import { AuditLogRepository } from '../auth/audit-log.repository.js';
+import { AuditLogService } from '../auth/audit-log.service.js';
 import type { Actor } from '../auth/audit.js';
 import type { ApiKeysConfig } from '../config/api-keys.config.js';
 import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
@@ -29,6 +31,7 @@ export type Outcome =
   | { kind: 'admin-create'; info: AdminTokenInfo; token: string }
   | { kind: 'admin-list'; tokens: AdminTokenInfo[] }
   | { kind: 'admin-revoke'; info: AdminTokenInfo; alreadyRevoked: boolean }
+  | { kind: 'audit-verify'; verdict: ChainVerdict }
   | { kind: 'usage'; id: bigint; query: UsageQuery; periods: UsagePeriod[] };
 
 /** The key (or admin token) an operation names does not exist. */
@@ -39,14 +42,14 @@ export class NoSuchKeyError extends Error {
 }
 
 /**
- * The audit log's actor for the key tool: cli:<operating-system user> (the uid when the user has
- * no name, as in a container without a passwd entry).
+ * The audit log's actor for the key tool: the operating-system user who runs it (the uid when the
+ * user has no name, as in a container without a passwd entry), written cli:<user>.
  */
 export function cliActor(): Actor {
   try {
-    return `cli:${userInfo().username}`;
+    return { kind: 'key_tool', user: userInfo().username };
   } catch {
-    return `cli:uid-${process.getuid?.() ?? 'unknown'}`;
+    return { kind: 'key_tool', user: `uid-${process.getuid?.() ?? 'unknown'}` };
   }
 }
 
@@ -65,6 +68,7 @@ export interface KeyStore {
   keys: ApiKeysService;
   tokens: AdminTokensService;
   usage: UsageService;
+  audit: AuditLogService;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,7 @@ export async function openKeyStore(
     keys: new ApiKeysService(keys, new AuditLogRepository(prisma), config.apiKeys),
     tokens: new AdminTokensService(new AdminTokensRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
     usage: new UsageService(new KeyUsageRepository(prisma), keys),
+    audit: new AuditLogService(new AuditLogRepository(prisma)),
     async close() {
       try {
         await prisma.$disconnect();
@@ -106,7 +111,7 @@ async function probe(db: Database, where: string): Promise<void> {
 
 export async function perform(
   op: Operation,
-  { keys, tokens, usage }: Pick<KeyStore, 'keys' | 'tokens' | 'usage'>,
+  { keys, tokens, usage, audit }: Pick<KeyStore, 'keys' | 'tokens' | 'usage' | 'audit'>,
   actor: Actor,
 ): Promise<Outcome> {
   switch (op.kind) {
@@ -149,6 +154,8 @@ export async function perform(
       if (!done) throw new NoSuchKeyError(op.id, 'admin token');
       return { kind: 'admin-revoke', ...done };
     }
+    case 'audit-verify':
+      return { kind: 'audit-verify', verdict: await audit.verify() };
     case 'usage': {
       const periods = await usage.usage(op.id, op.query);
       if (!periods) throw new NoSuchKeyError(op.id);

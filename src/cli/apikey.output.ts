@@ -4,6 +4,7 @@ import { ApiKeyInfo, keyRecord, keyState } from '../auth/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import { escapeUnsafeText } from '../http/names.js';
+import type { ChainVerdict } from '../auth/audit-chain.js';
 import { DatabaseUnreachableError, NoSuchKeyError, Outcome } from './apikey.operations.js';
 
 /** A key as the tool shows it (keyRecord). Ids are small, so JSON numbers. */
@@ -97,9 +98,17 @@ export function render(outcome: Outcome, json: boolean): string {
       return outcome.alreadyRevoked
         ? `Admin token ${outcome.info.id} "${escapeUnsafeText(outcome.info.name)}" was already revoked (${outcome.info.revokedAt?.toISOString()}).\n`
         : `Revoked admin token ${outcome.info.id} "${escapeUnsafeText(outcome.info.name)}"; the admin API refuses it from now on.\n`;
+    case 'audit-verify':
+      return verifyText(outcome.verdict);
     case 'usage':
       return usageText(outcome);
   }
+}
+
+function verifyText(verdict: ChainVerdict): string {
+  if (!verdict.ok) return `The audit log does not verify: ${verdict.message}.\n`;
+  if (verdict.head === null) return 'The audit log is empty.\n';
+  return `The audit log's hash chain holds over its ${verdict.entries} entries.\nLast entry: ${verdict.head.id}, hash ${verdict.head.hash}\n`;
 }
 
 /** An admin token as the tool shows it: never the token or its hash. */
@@ -167,6 +176,14 @@ function asJson(outcome: Outcome): unknown {
       return outcome.tokens.map(tokenJson);
     case 'admin-revoke':
       return { ...tokenJson(outcome.info), alreadyRevoked: outcome.alreadyRevoked };
+    case 'audit-verify':
+      return outcome.verdict.ok
+        ? {
+            ok: true,
+            entries: outcome.verdict.entries,
+            head: outcome.verdict.head && { id: outcome.verdict.head.id.toString(), hash: outcome.verdict.head.hash },
+          }
+        : { ...outcome.verdict, entryId: outcome.verdict.entryId.toString() };
     case 'usage':
       return outcome.periods;
   }

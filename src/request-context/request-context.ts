@@ -36,6 +36,8 @@ export interface RequestContext {
   span?: Span;
   /** On the admin API: the name of the admin token the request was made with (set by its guard). */
   adminActor?: string;
+  /** On the admin API: that token's id (set by its guard). */
+  adminTokenId?: bigint;
 }
 
 const CONTEXT = Symbol('animal-store.request-context');

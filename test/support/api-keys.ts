@@ -2,13 +2,14 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { ApiKeysRepository } from '../../src/auth/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
 import { AuditLogRepository } from '../../src/auth/audit-log.repository.js';
+import type { Actor } from '../../src/auth/audit.js';
 import { MAX_CUSTOM_LIMIT } from '../../src/auth/plans.js';
 import { openDatabase } from '../../src/database/open-database.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import type { TestDatabase } from './databases.js';
 
-/** The audit log's actor of the keys tests issue. */
-export const TEST_ACTOR = 'test';
+/** The audit log's actor of the keys and tokens tests issue (written system:test). */
+export const TEST_ACTOR: Actor = { kind: 'system', name: 'test' };
 
 /**
  * The tests' API keys. Unless told otherwise a key is enterprise with limits no test reaches, so

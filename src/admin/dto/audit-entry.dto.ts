@@ -1,5 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { AUDIT_ACTIONS, type AuditAction, type AuditChanges, type AuditEntry } from '../../auth/audit.js';
+import {
+  ACTOR_KINDS,
+  AUDIT_ACTIONS,
+  type ActorKind,
+  type AuditAction,
+  type AuditChanges,
+  type AuditEntry,
+} from '../../auth/audit.js';
 import { INT64_MAX } from '../../json/int64.js';
 
 const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: INT64_MAX as unknown as number } as const;
@@ -14,10 +21,27 @@ export class AuditEntryDto {
   at!: string;
 
   @ApiProperty({
-    description: 'The admin token’s name, or `cli:<operating-system user>` for the key tool.',
+    description:
+      'Who made the change, as an operator reads it: the admin token’s name, `cli:<operating-system user>` for the key tool, or `system:<name>` for the service itself.',
     example: 'cli:alice',
   })
   actor!: string;
+
+  @ApiProperty({
+    enum: ACTOR_KINDS,
+    enumName: 'ActorKind',
+    description:
+      'The kind of actor: `admin_token` (a request with an admin token, `actorTokenId`), `key_tool` (the key tool, run by the operating-system user that `actor` names after `cli:`) or `system` (the service itself, named after `system:`).',
+    example: 'key_tool',
+  })
+  actorKind!: ActorKind;
+
+  @ApiPropertyOptional({
+    ...INT64,
+    description:
+      'The admin token that made the change (`admin_token` entries; absent on entries recorded before actor kinds whose token was not found by name).',
+  })
+  actorTokenId?: bigint;
 
   @ApiProperty({ enum: AUDIT_ACTIONS, enumName: 'AuditAction' })
   action!: AuditAction;
@@ -50,6 +74,8 @@ export function auditEntryJson(entry: AuditEntry): AuditEntryDto {
     id: entry.id,
     at: entry.at.toISOString(),
     actor: entry.actor,
+    actorKind: entry.actorKind,
+    ...(entry.actorTokenId === null ? {} : { actorTokenId: entry.actorTokenId }),
     action: entry.action,
     ...(entry.keyId === null ? {} : { keyId: entry.keyId }),
     ...(entry.adminTokenId === null ? {} : { adminTokenId: entry.adminTokenId }),
