@@ -10,7 +10,7 @@ import { AdminListQueryDto } from './dto/list-query.dto.js';
 
 @ApiTags('audit')
 @ApiBearerAuth(ADMIN_BEARER_SCHEME)
-@AdminErrorResponses(401, 500, 503)
+@AdminErrorResponses(401, 429, 500, 503)
 @Controller(`${ADMIN_BASE_PATH}/audit`)
 export class AdminAuditController {
   constructor(private readonly audit: AuditLogService) {}

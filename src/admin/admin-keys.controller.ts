@@ -74,7 +74,7 @@ function expiry(raw: string | null | undefined): Date | null | undefined {
  */
 @ApiTags('keys')
 @ApiBearerAuth(ADMIN_BEARER_SCHEME)
-@AdminErrorResponses(401, 500, 503)
+@AdminErrorResponses(401, 429, 500, 503)
 @Controller(`${ADMIN_BASE_PATH}/keys`)
 export class AdminKeysController {
   constructor(

@@ -53,6 +53,7 @@ class UsagePeriodDto {
  */
 @ApiTags('keys')
 @ApiBearerAuth(ADMIN_BEARER_SCHEME)
+@AdminErrorResponses(401, 429, 500, 503)
 @Controller(`${ADMIN_BASE_PATH}/keys`)
 export class AdminUsageController {
   constructor(private readonly usage: UsageService) {}

@@ -144,7 +144,7 @@ export const EXAMPLE_REQUEST_ID = '5f0c6c1e-8d7a-4f43-9a53-6a3e0c9b2d11';
 
 /**
  * The admin API's error statuses (docs/admin-api.md): its own 400 (a key's values), 401 (the
- * admin token) and 404 (a key), and the public API's for the rest.
+ * admin token), 404 (a key) and 429 (unknown tokens from one address), and the public API's for the rest.
  */
 export const ADMIN_ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
   400: {
@@ -175,10 +175,27 @@ export const ADMIN_ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
     examples: { not_found: { message: 'No API key has id 42.' } },
   },
   413: ERROR_RESPONSES[413],
+  429: {
+    meaning:
+      'This client address sent too many unknown admin tokens this minute: its new tokens are not checked until Retry-After seconds have passed (tokens already seen by the instance still work)',
+    examples: {
+      rate_limit_exceeded: {
+        message:
+          'Too many unknown admin tokens were sent from this client address this minute; its new tokens are checked again in 42 seconds.',
+      },
+    },
+    headers: {
+      'Retry-After': {
+        description: 'Whole seconds until the minute ends and the address may try new tokens again.',
+        schema: { type: 'integer', minimum: 1, maximum: 60, example: 42 },
+      },
+    },
+  },
   415: ERROR_RESPONSES[415],
   500: ERROR_RESPONSES[500],
   503: {
-    meaning: 'The database cannot be reached; wait Retry-After seconds',
+    meaning:
+      'The database cannot be reached, or too many unknown admin tokens are being checked at once; wait Retry-After seconds',
     examples: ERROR_RESPONSES[503].examples,
     headers: ERROR_RESPONSES[503].headers,
   },
