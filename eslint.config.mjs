@@ -12,11 +12,11 @@ import tseslint from 'typescript-eslint';
  */
 const KERNEL = {
   config: [],
-  database: ['config', 'framework', 'lifecycle', 'tracing'],
+  database: ['config', 'library-internals', 'lifecycle', 'tracing'],
   deprecation: ['config', 'errors', 'time'],
-  errors: ['framework', 'json', 'logging', 'request-context'],
-  framework: [],
-  http: ['config', 'errors', 'framework', 'json', 'request-context', 'tracing'],
+  errors: ['library-internals', 'json', 'logging', 'request-context'],
+  'library-internals': [],
+  http: ['config', 'errors', 'library-internals', 'json', 'request-context', 'tracing'],
   json: [],
   lifecycle: ['config'],
   logging: ['config'],

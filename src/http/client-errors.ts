@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
-import { responseStartedOn } from '../framework/index.js';
+import { responseStartedOn } from '../library-internals/index.js';
 import { stringifyJson } from '../json/json-codec.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
 
