@@ -26,17 +26,20 @@ const KERNEL = {
   tracing: ['config'],
 };
 const FEATURES = {
-  auth: [],
-  'rate-limit': ['auth', 'metrics'],
+  audit: [],
+  'api-keys': ['audit'],
+  'admin-tokens': ['api-keys', 'audit'],
+  auth: ['api-keys'],
+  'rate-limit': ['api-keys', 'auth', 'metrics'],
   admission: ['auth', 'rate-limit', 'usage'],
   idempotency: [],
   pets: ['auth', 'idempotency'],
   health: ['auth', 'metrics'],
-  metrics: ['auth'],
-  openapi: ['auth', 'rate-limit'],
-  admin: ['auth', 'metrics', 'openapi', 'usage'],
-  cli: ['auth', 'usage'],
-  usage: ['auth', 'metrics'],
+  metrics: ['api-keys', 'auth'],
+  openapi: ['api-keys', 'auth', 'rate-limit'],
+  admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage'],
+  cli: ['admin-tokens', 'api-keys', 'audit', 'usage'],
+  usage: ['api-keys', 'metrics'],
 };
 const SHELL = ['**/app.module*', '**/app.factory*', '**/main*'];
 

@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pg from 'pg';
 import request from 'supertest';
 import { AdminServer } from '../src/admin/admin.server.js';
-import { AdminTokensService } from '../src/auth/admin-tokens.service.js';
+import { AdminTokensService } from '../src/admin-tokens/admin-tokens.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { parseJson } from '../src/json/json-codec.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';

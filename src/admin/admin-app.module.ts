@@ -1,8 +1,8 @@
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AdminTokensService } from '../auth/admin-tokens.service.js';
-import { ApiKeysService } from '../auth/api-keys.service.js';
-import { AuditLogService } from '../auth/audit-log.service.js';
+import { AdminTokensService } from '../admin-tokens/admin-tokens.service.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { AuditLogService } from '../audit/audit-log.service.js';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { ApiValidationPipe } from '../http/api-validation.pipe.js';
 import { AppLogger } from '../logging/app-logger.js';

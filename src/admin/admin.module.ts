@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module.js';
+import { AdminTokensModule } from '../admin-tokens/admin-tokens.module.js';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { AdminServer } from './admin.server.js';
 
 /** The admin API (docs/admin-api.md): its listener, built on ADMIN_PORT only. */
 @Module({
-  imports: [AuthModule, UsageModule],
+  imports: [ApiKeysModule, AdminTokensModule, AuditModule, UsageModule],
   providers: [AdminServer],
   exports: [AdminServer],
 })

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../auth/api-key-input.js';
-import { PLANS, type Plan } from '../auth/auth.types.js';
-import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
-import type { Scope } from '../auth/scopes.js';
+import { ApiKeyInputError, checkName, checkPlan, checkScopes } from '../api-keys/api-key-input.js';
+import { PLANS, type Plan } from '../api-keys/plans.js';
+import { MAX_CUSTOM_LIMIT } from '../api-keys/plans.js';
+import type { Scope } from '../api-keys/scopes.js';
 import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage.service.js';
 
 /** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */

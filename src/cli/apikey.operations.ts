@@ -1,10 +1,10 @@
 import { userInfo } from 'node:os';
-import { AdminTokensRepository } from '../auth/admin-tokens.repository.js';
-import { AdminTokensService, type AdminTokenInfo } from '../auth/admin-tokens.service.js';
-import { ApiKeysRepository } from '../auth/api-keys.repository.js';
-import { ApiKeyInfo, ApiKeysService } from '../auth/api-keys.service.js';
-import { AuditLogRepository } from '../auth/audit-log.repository.js';
-import type { Actor } from '../auth/audit.js';
+import { AdminTokensRepository } from '../admin-tokens/admin-tokens.repository.js';
+import { AdminTokensService, type AdminTokenInfo } from '../admin-tokens/admin-tokens.service.js';
+import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
+import { ApiKeyInfo, ApiKeysService } from '../api-keys/api-keys.service.js';
+import { AuditLogRepository } from '../audit/audit-log.repository.js';
+import type { Actor } from '../audit/audit.js';
 import type { ApiKeysConfig } from '../config/api-keys.config.js';
 import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.config.js';
 import { openDatabase, type Database } from '../database/database.js';

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { API_KEY_REFUSAL_REASONS, ApiKeyRefusalReason, AuthObserver, PLANS } from '../auth/auth.types.js';
+import { PLANS } from '../api-keys/plans.js';
+import { API_KEY_REFUSAL_REASONS, ApiKeyRefusalReason, AuthObserver } from '../auth/auth.types.js';
 
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';

@@ -1,10 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsArray, IsIn, IsInt, IsISO8601, IsString, Max, Min, ValidateIf } from 'class-validator';
-import { MAX_NAME_LENGTH } from '../../auth/api-key-input.js';
-import { PLANS } from '../../auth/auth.types.js';
-import { MAX_CUSTOM_LIMIT } from '../../auth/plans.js';
-import { SCOPES } from '../../auth/scopes.js';
+import { MAX_NAME_LENGTH } from '../../api-keys/api-key-input.js';
+import { PLANS } from '../../api-keys/plans.js';
+import { MAX_CUSTOM_LIMIT } from '../../api-keys/plans.js';
+import { SCOPES } from '../../api-keys/scopes.js';
 
 /** How long a rolled secret may keep working: at most ten years, in seconds. */
 export const MAX_OVERLAP_SECONDS = 3650 * 86_400;

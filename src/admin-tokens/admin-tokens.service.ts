@@ -3,10 +3,10 @@ import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js'
 import { Clock, SystemClock } from '../time/clock.js';
 import { adminTokenDisplayPrefix, generateAdminToken, isAdminTokenShaped } from './admin-token-format.js';
 import { AdminTokensRepository, type AdminTokenInfo } from './admin-tokens.repository.js';
-import { hashApiKey } from './api-key-format.js';
-import { ApiKeyInputError, checkName } from './api-key-input.js';
-import { AuditLogRepository } from './audit-log.repository.js';
-import { instant, type Actor } from './audit.js';
+import { hashApiKey } from '../api-keys/api-key-format.js';
+import { ApiKeyInputError, checkName } from '../api-keys/api-key-input.js';
+import { AuditLogRepository } from '../audit/audit-log.repository.js';
+import { instant, type Actor } from '../audit/audit.js';
 
 export type { AdminTokenInfo } from './admin-tokens.repository.js';
 

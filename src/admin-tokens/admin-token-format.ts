@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { base62 } from './api-key-format.js';
+import { base62 } from '../api-keys/api-key-format.js';
 
 /**
  * Admin tokens (docs/admin-api.md): `asadm_` + 43 base62 characters of 256 bits from the CSPRNG
