@@ -8,7 +8,7 @@ import type { ApiKeysService, StoredApiKey } from '../api-keys/api-keys.service.
 export const TOUCH_INTERVAL_MS = 60_000;
 
 /** Records keys in use in `last_used_at`, at most once a minute per key and instance. */
-export class KeyUsage {
+export class LastUsedTimes {
   private readonly logger = new Logger('Auth');
   /**
    * When each key was last recorded in use. Read with peek(), which leaves the order alone: a
