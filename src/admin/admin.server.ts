@@ -18,12 +18,12 @@ import { AppLogger } from '../logging/app-logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { recordedContext } from '../request-context/request-context.js';
 import { Clock } from '../time/clock.js';
-import { AdminAppModule } from './admin-app.module.js';
+import { AdminApiModule } from './admin-api.module.js';
 import { AdminOpenApiController, buildAdminOpenApiDocument } from './admin-openapi.js';
 
 /**
  * The admin API's listener (docs/admin-api.md). With ADMIN_PORT set, a second Nest application
- * (AdminAppModule, its own Express instance and its own guard) listens on ADMIN_HOST:ADMIN_PORT
+ * (AdminApiModule, its own Express instance and its own guard) listens on ADMIN_HOST:ADMIN_PORT
  * and calls this application's own service instances, so both doors share the database, the
  * operations and the key cache's invalidation. The public application's middleware, guards and
  * routes stay as they are: its request path does not know this listener exists. Without
@@ -50,7 +50,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     const port = this.config.adminPort;
     if (port === undefined) return;
     const app = await NestFactory.create<NestExpressApplication>(
-      AdminAppModule.forRoot({
+      AdminApiModule.forRoot({
         keys: this.keys,
         tokens: this.tokens,
         audit: this.audit,

@@ -25,12 +25,12 @@ export interface AdminShared {
 }
 
 /**
- * The root module of the admin application (AdminServer builds it on ADMIN_PORT): its
+ * The root module of the admin API's own application (AdminServer builds it on ADMIN_PORT): its
  * controllers, its one global guard (the admin token), and the public application's exception
  * filter and validation pipe; the services are the public application's own instances.
  */
 @Module({})
-export class AdminAppModule {
+export class AdminApiModule {
   static forRoot(shared: AdminShared): DynamicModule {
     const providers: Provider[] = [
       { provide: ApiKeysService, useValue: shared.keys },
@@ -44,7 +44,7 @@ export class AdminAppModule {
       { provide: APP_PIPE, useClass: ApiValidationPipe },
     ];
     return {
-      module: AdminAppModule,
+      module: AdminApiModule,
       controllers: [AdminKeysController, AdminUsageController, AdminAuditController, AdminOpenApiController],
       providers,
     };

@@ -5,10 +5,13 @@ import { AuditModule } from '../audit/audit.module.js';
 import { UsageModule } from '../usage/usage.module.js';
 import { AdminServer } from './admin.server.js';
 
-/** The admin API (docs/admin-api.md): its listener, built on ADMIN_PORT only. */
+/**
+ * The admin API's listener inside the public application (docs/admin-api.md): AdminServer builds
+ * the admin application (AdminApiModule) on ADMIN_PORT only, over this module's services.
+ */
 @Module({
   imports: [ApiKeysModule, AdminTokensModule, AuditModule, UsageModule],
   providers: [AdminServer],
   exports: [AdminServer],
 })
-export class AdminModule {}
+export class AdminListenerModule {}
