@@ -2,45 +2,16 @@
 import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { FEATURES, KERNEL } from './import-map.mjs';
 
 /*
  * Import boundaries of src/ (ARCHITECTURE.md). The kernel is what every request passes through
  * and what features build on; it never imports a feature, and a kernel folder imports only the
- * kernel folders listed for it here. A feature imports the kernel and only the features listed
- * for it here; nothing imports the application shell (app.module, app.factory, main). Checked on
- * import paths with ESLint's own no-restricted-imports; the lists themselves must have no cycle.
+ * kernel folders listed for it in import-map.mjs. A feature imports the kernel and only the
+ * features listed for it there; nothing imports the application shell (app.module, app.factory,
+ * main). Checked on import paths with ESLint's own no-restricted-imports; the lists themselves
+ * must have no cycle.
  */
-const KERNEL = {
-  config: [],
-  database: ['config', 'library-internals', 'lifecycle', 'tracing'],
-  deprecation: ['config', 'errors', 'time'],
-  errors: ['library-internals', 'json', 'logging', 'request-context'],
-  'library-internals': [],
-  http: ['config', 'errors', 'library-internals', 'json', 'request-context', 'tracing'],
-  json: [],
-  lifecycle: ['config'],
-  logging: ['config'],
-  redis: ['config'],
-  'request-context': [],
-  time: [],
-  tracing: ['config'],
-};
-const FEATURES = {
-  audit: [],
-  'api-keys': ['audit'],
-  'admin-tokens': ['api-keys', 'audit'],
-  auth: ['api-keys'],
-  'rate-limit': ['api-keys', 'auth', 'metrics'],
-  admission: ['auth', 'rate-limit', 'usage'],
-  idempotency: [],
-  pets: ['auth', 'idempotency'],
-  health: ['auth', 'metrics'],
-  metrics: ['api-keys', 'auth'],
-  openapi: ['api-keys', 'auth', 'rate-limit'],
-  admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage'],
-  cli: ['admin-tokens', 'api-keys', 'audit', 'usage'],
-  usage: ['api-keys', 'metrics'],
-};
 const SHELL = ['**/app.module*', '**/app.factory*', '**/main*'];
 
 /** Every folder with the folders it may import: a feature may import the whole kernel. */
@@ -54,11 +25,11 @@ const assertAcyclic = (map) => {
     if (path.includes(folder)) {
       const cycle = [...path.slice(path.indexOf(folder)), folder].join(' -> ');
       throw new Error(
-        `eslint.config.mjs: the import map of src/ has a cycle: ${cycle}. Move code so that one of these imports goes.`,
+        `import-map.mjs: the import map of src/ has a cycle: ${cycle}. Move code so that one of these imports goes.`,
       );
     }
     if (!(folder in map))
-      throw new Error(`eslint.config.mjs: ${path.at(-1)} lists ${folder}, which is not in KERNEL or FEATURES.`);
+      throw new Error(`import-map.mjs: ${path.at(-1)} lists ${folder}, which is not in KERNEL or FEATURES.`);
     if (done.has(folder)) return;
     for (const next of map[folder]) visit(next, [...path, folder]);
     done.add(folder);
@@ -69,7 +40,7 @@ assertAcyclic(MAP);
 const unlisted = readdirSync(`${import.meta.dirname}/src`, { withFileTypes: true })
   .filter((d) => d.isDirectory() && d.name !== 'generated' && !(d.name in MAP))
   .map((d) => `src/${d.name}`);
-if (unlisted.length > 0) throw new Error(`eslint.config.mjs: add ${unlisted.join(', ')} to KERNEL or FEATURES.`);
+if (unlisted.length > 0) throw new Error(`import-map.mjs: add ${unlisted.join(', ')} to KERNEL or FEATURES.`);
 
 const boundary = (folder, allowed) => ({
   files: [`src/${folder}/**/*.ts`],
@@ -85,10 +56,10 @@ const boundary = (folder, allowed) => ({
               group: [`../**/${f}/*`],
               message:
                 f in KERNEL
-                  ? `src/${folder} may not import src/${f}: a kernel folder imports only the kernel folders listed for it in eslint.config.mjs, which have no cycle.`
+                  ? `src/${folder} may not import src/${f}: a kernel folder imports only the kernel folders listed for it in import-map.mjs, which have no cycle.`
                   : folder in KERNEL
                     ? `src/${folder} is kernel: it never imports a feature (src/${f}). See ARCHITECTURE.md.`
-                    : `src/${folder} may not import src/${f}: features import the kernel and only the features listed in eslint.config.mjs.`,
+                    : `src/${folder} may not import src/${f}: features import the kernel and only the features listed for them in import-map.mjs.`,
             })),
           { group: SHELL, message: 'Nothing imports the application shell (app.module, app.factory, main).' },
         ],

@@ -71,7 +71,7 @@ export function build(withPeers) {
 /**
  * The database openers of the built service, in whichever layout the build has (this
  * checkout's, or an older build's in .tmp/bench-dist): database/pg-database.js and
- * embedded-database.js (each loaded only when used, since database.js imports them on demand),
+ * embedded-database.js (each loaded only when used, since open-database.js imports them on demand),
  * else database/database.js, else prisma/database.js.
  */
 export async function databaseModule() {

@@ -1,4 +1,4 @@
-import { openDatabase } from '../src/database/database.js';
+import { openDatabase } from '../src/database/open-database.js';
 import { createTestDatabase, TestDatabase } from './support/databases.js';
 
 describe('the embedded database', () => {

@@ -1,4 +1,5 @@
-import { openDatabase, type Database } from '../src/database/database.js';
+import type { Database } from '../src/database/database.js';
+import { openDatabase } from '../src/database/open-database.js';
 import type { SqlRunner } from '../src/database/sql-runner.js';
 import { PET_SQL } from '../src/pets/pets.repository.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from './support/databases.js';

@@ -1,13 +1,12 @@
-import type { DatabaseConfig } from '../config/database.config.js';
 import type { SqlRunner } from './sql-runner.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
 type DriverAdapter = NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>;
 
 /**
- * The database the configuration selects: PostgreSQL at DATABASE_URL (pg-database.ts), or the
- * embedded PGlite in DATA_DIR, locked for this process and migrated on open
- * (embedded-database.ts). The rest of the service sees only this.
+ * The database the configuration selects (openDatabase(), open-database.ts): PostgreSQL at
+ * DATABASE_URL (pg-database.ts), or the embedded PGlite in DATA_DIR, locked for this process and
+ * migrated on open (embedded-database.ts). The rest of the service sees only this.
  */
 export interface Database {
   kind: 'postgres' | 'embedded';
@@ -28,19 +27,4 @@ export interface Database {
 export interface PreparedStatement {
   name: string;
   text: string;
-}
-
-/**
- * Opens the database the configuration selects. `log` receives the embedded database's
- * migration notes; `purpose` names the holder in DATA_DIR's lock (shown to whoever it refuses).
- */
-export async function openDatabase(
-  config: DatabaseConfig,
-  log: (msg: string) => void,
-  purpose: string,
-): Promise<Database> {
-  // Each driver is loaded only when selected: pg and its Prisma adapter, or PGlite, not both,
-  // since loading a driver is part of every start (the bench's start to ready).
-  if (config.databaseUrl) return (await import('./pg-database.js')).openPostgres(config);
-  return (await import('./embedded-database.js')).openEmbedded(config, log, purpose);
 }

@@ -1,6 +1,7 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
-import { Database, openDatabase } from './database.js';
+import type { Database } from './database.js';
+import { openDatabase } from './open-database.js';
 import { PrismaService } from './prisma.service.js';
 import { DATABASE } from './prisma.tokens.js';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { CompletedRecord } from './idempotency.service.js';
+import type { CompletedRecord } from './idempotency.types.js';
 
 /** Rows one DELETE of the purge removes (one short statement each, so no lock is held long). */
 export const PURGE_BATCH = 1_000;

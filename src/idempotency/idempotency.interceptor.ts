@@ -4,7 +4,8 @@ import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of, throwError } from 'rxjs';
 import { requestContext } from '../request-context/request-context.js';
 import { IDEMPOTENT_REPLAYED_HEADER, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
-import { IdempotencyService, type StoredResponse } from './idempotency.service.js';
+import { IdempotencyService } from './idempotency.service.js';
+import type { StoredResponse } from './idempotency.types.js';
 import { IdempotentCall, IdempotentReplay } from './idempotent-call.js';
 
 export const IDEMPOTENT_OPERATION = Symbol('animal-store.idempotent-operation');

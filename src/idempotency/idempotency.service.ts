@@ -1,11 +1,17 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ApiError } from '../errors/api-error.js';
-import { reusedKey } from './idempotent-call.js';
+import { inFlight, reusedKey } from './idempotency-errors.js';
 import { Clock } from '../time/clock.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { IdempotencyKeysRepository, PURGE_BATCH, type FreshClaim } from './idempotency-keys.repository.js';
+import type {
+  CompletedRecord,
+  IdempotencyScope,
+  ResponseAroundId,
+  ResponseToStore,
+  StoredResponse,
+} from './idempotency.types.js';
 
 /** How long a key is remembered: 24 hours (docs/api.md, "Idempotent retries"). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -17,30 +23,6 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IN_FLIGHT_TIMEOUT_MS = 60_000;
 /** Expired keys are deleted this often: every one that has expired when a round starts. */
 export const PURGE_INTERVAL_MS = 10 * 60_000;
-/** A 409 in flight suggests retrying after this many seconds. */
-const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
-
-/** Who sent which key with which request. */
-export interface IdempotencyScope {
-  apiKeyId: bigint;
-  key: string;
-  fingerprint: string;
-}
-
-/** The response an idempotent request answered, replayed as it was sent. */
-export interface StoredResponse {
-  status: number;
-  /** JSON text, exactly as first sent. */
-  body: string;
-  location: string | null;
-}
-
-/** What the first response of a request will be, recorded with the work it describes. */
-export interface ResponseToStore {
-  status: number;
-  body: unknown;
-  location?: string;
-}
 
 /**
  * The right to run an idempotent request: held from the claim until the response is recorded
@@ -64,35 +46,13 @@ export class IdempotencyClaim {
   }
 }
 
-/**
- * A response whose body and Location hold the id of the row the request creates, known only
- * once the row is inserted: the body is bodyBeforeId + id + bodyAfterId, the Location
- * locationBeforeId + id (none when null).
- */
-export interface ResponseAroundId {
-  status: number;
-  bodyBeforeId: string;
-  bodyAfterId: string;
-  locationBeforeId: string | null;
-}
-
-/** The columns of a key's record written completed by the statement that does the work. */
-export interface CompletedRecord extends ResponseAroundId {
-  apiKeyId: bigint;
-  key: string;
-  fingerprint: string;
-  claimToken: string;
-  at: Date;
-  expiresAt: Date;
-}
-
 export type ClaimOutcome = { kind: 'claimed'; claim: IdempotencyClaim } | { kind: 'replay'; response: StoredResponse };
 
 /**
  * Idempotency-Key records in PostgreSQL (table idempotency_keys), per API key, for 24 hours.
  *
  * 1. A first request writes its record completed, with its response, in the statement that
- *    does its work (completedRecord(); PetsService.insertWithRecord), an insert that does nothing
+ *    does its work (completedRecord(); PetsService.create), an insert that does nothing
  *    on a conflict, so the work runs only when the key is new, and the record and the work commit
  *    together or not at all. A concurrent request with the same key waits for that statement's
  *    transaction and then finds the key recorded.
@@ -250,13 +210,4 @@ export class IdempotencyService implements OnApplicationBootstrap, BeforeApplica
   private claimed(scope: IdempotencyScope, token: string): ClaimOutcome {
     return { kind: 'claimed', claim: new IdempotencyClaim(scope, token, this) };
   }
-}
-
-function inFlight(): ApiError {
-  return new ApiError(
-    409,
-    'idempotency_key_in_flight',
-    'A request with this Idempotency-Key is still being processed; retry after it has finished.',
-    { headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) } },
-  );
 }

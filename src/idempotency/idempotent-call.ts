@@ -1,12 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
-import type {
-  CompletedRecord,
-  IdempotencyClaim,
-  IdempotencyScope,
-  IdempotencyService,
-  ResponseAroundId,
-  StoredResponse,
-} from './idempotency.service.js';
+import { reusedKey } from './idempotency-errors.js';
+import type { IdempotencyClaim, IdempotencyService } from './idempotency.service.js';
+import type { CompletedRecord, IdempotencyScope, ResponseAroundId, StoredResponse } from './idempotency.types.js';
 
 /** Thrown by IdempotentCall.claim() when the key already holds this request's response. */
 export class IdempotentReplay {
@@ -55,12 +50,4 @@ export class IdempotentCall {
     if (!(err instanceof ApiError) || err.status !== 400) return err;
     return (await this.service.reusedWithOtherBody(this.scope).catch(() => false)) ? reusedKey() : err;
   }
-}
-
-export function reusedKey(): ApiError {
-  return new ApiError(
-    422,
-    'idempotency_key_reused',
-    'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
-  );
 }

@@ -19,7 +19,7 @@ import { ListPetsQueryDto } from './dto/list-pets-query.dto.js';
 import { PetDto } from './dto/pet.dto.js';
 import { nextPageLink, pageRequest } from './paging.js';
 import { ParsePetIdPipe } from './parse-pet-id.pipe.js';
-import { NewPet, Pet, petJsonAroundId } from './pets.repository.js';
+import type { NewPet, Pet } from './pets.repository.js';
 import { PetsService } from './pets.service.js';
 
 @ApiTags('pets')
@@ -96,28 +96,9 @@ export class PetsController {
       categoryId: toPositiveInt64(body.categoryId) as bigint, // validated by IsPositiveInt64
       status: body.status ?? 'available',
     };
-    const created = idempotency ? await this.createOnce(pet, idempotency) : await this.pets.insert(pet);
-    res.setHeader('Location', this.locationOf(created.id));
+    const { pet: created, location } = await this.pets.create(pet, idempotency);
+    res.setHeader('Location', location);
     return created;
-  }
-
-  /**
-   * A create with an Idempotency-Key: the pet and the key's completed record in one statement
-   * when the key is new; otherwise the key decides (a replay, 409, 422), or, expired or abandoned,
-   * is claimed and completed in the transaction that creates the pet.
-   */
-  private async createOnce(pet: NewPet, idempotency: IdempotentCall): Promise<Pet> {
-    const record = idempotency.record({ status: 201, ...petJsonAroundId(pet), locationBeforeId: this.locationOf('') });
-    const created = await this.pets.insertWithRecord(pet, record);
-    if (created) return created;
-    const claim = await idempotency.claim();
-    return await this.pets.insertAlongside(pet, (tx, stored) =>
-      claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }),
-    );
-  }
-
-  private locationOf(id: Pet['id'] | ''): string {
-    return `${this.config.publicBaseUrl}/pets/${id}`;
   }
 
   @Get(':petId')

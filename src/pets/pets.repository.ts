@@ -3,7 +3,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { completedRecordValues, insertCompletedRecord } from '../idempotency/idempotency-keys.repository.js';
-import type { CompletedRecord } from '../idempotency/idempotency.service.js';
+import type { CompletedRecord } from '../idempotency/idempotency.types.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { PetStatus } from './pet-status.js';
 

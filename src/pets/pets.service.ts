@@ -1,11 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
+import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { CompletedRecord } from '../idempotency/idempotency.service.js';
+import type { IdempotentCall } from '../idempotency/idempotent-call.js';
 import { Clock } from '../time/clock.js';
 import type { PageRequest } from './paging.js';
-import { type Int64, type NewPet, type Pet, PetsRepository } from './pets.repository.js';
+import { type Int64, type NewPet, type Pet, petJsonAroundId, PetsRepository } from './pets.repository.js';
 
 export interface PetPage {
   pets: Pet[];
@@ -13,13 +14,23 @@ export interface PetPage {
   nextAfter: Int64 | null;
 }
 
-/** Listing and storing animals (PetsRepository holds the statements). Timestamps come from the Clock. */
+/** A stored animal and its URL (the Location of the 201). */
+export interface CreatedPet {
+  pet: Pet;
+  location: string;
+}
+
+/**
+ * Listing and storing animals (PetsRepository holds the statements), the create with its
+ * Idempotency-Key included. Timestamps come from the Clock.
+ */
 @Injectable()
 export class PetsService {
   constructor(
     private readonly pets: PetsRepository,
     private readonly prisma: PrismaService,
     private readonly clock: Clock,
+    @Inject(publicUrlsConfig.token) private readonly urls: PublicUrlsConfig,
   ) {}
 
   /** Animals in id order after `after`; one extra row tells whether a next page exists. */
@@ -30,16 +41,34 @@ export class PetsService {
     return { pets, nextAfter: more ? pets[pets.length - 1].id : null };
   }
 
-  /** Stores an animal: one insert. */
-  async insert(pet: NewPet): Promise<Pet> {
-    return this.pets.insert(pet, this.clock.now());
+  /**
+   * Stores an animal: one insert without an Idempotency-Key. With one, the animal and the key's
+   * completed record in one statement when the key is new; otherwise the key decides (a replay,
+   * 409, 422), or, expired or abandoned, is claimed and completed in the transaction that stores
+   * the animal.
+   */
+  async create(pet: NewPet, idempotency?: IdempotentCall): Promise<CreatedPet> {
+    const created = idempotency
+      ? await this.createOnce(pet, idempotency)
+      : await this.pets.insert(pet, this.clock.now());
+    return { pet: created, location: this.locationOf(created.id) };
+  }
+
+  private async createOnce(pet: NewPet, idempotency: IdempotentCall): Promise<Pet> {
+    const record = idempotency.record({ status: 201, ...petJsonAroundId(pet), locationBeforeId: this.locationOf('') });
+    const created = await this.pets.insertWithRecord(pet, record);
+    if (created) return created;
+    const claim = await idempotency.claim();
+    return await this.insertAlongside(pet, (tx, stored) =>
+      claim.complete(tx, { status: 201, body: stored, location: this.locationOf(stored.id) }),
+    );
   }
 
   /**
    * Stores an animal in a transaction of its own, and runs `alongside` in it once the row exists
    * (the completion of an Idempotency-Key claim): both commit, or neither does.
    */
-  async insertAlongside(
+  private async insertAlongside(
     pet: NewPet,
     alongside: (tx: Prisma.TransactionClient, created: Pet) => Promise<void>,
   ): Promise<Pet> {
@@ -50,12 +79,8 @@ export class PetsService {
     }, WRITE_TRANSACTION);
   }
 
-  /**
-   * Stores an animal with the completed record of its Idempotency-Key, in one statement; null,
-   * storing nothing, when the key already has a record.
-   */
-  async insertWithRecord(pet: NewPet, record: CompletedRecord): Promise<Pet | null> {
-    return this.pets.insertWithRecord(pet, record);
+  private locationOf(id: Pet['id'] | ''): string {
+    return `${this.urls.publicBaseUrl}/pets/${id}`;
   }
 
   async findOne(id: bigint): Promise<Pet | null> {

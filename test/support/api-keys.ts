@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository.js';
 import { ApiKeysService, NewApiKey } from '../../src/api-keys/api-keys.service.js';
 import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
-import { openDatabase } from '../../src/database/database.js';
+import { openDatabase } from '../../src/database/open-database.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import type { TestDatabase } from './databases.js';
 

@@ -1,5 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -10,6 +20,9 @@ import { redisEnv } from '../../../test/support/redis-env.js';
 
 const CLIENT_DIR = path.resolve('clients/typescript');
 const CONSUMER = path.resolve('clients/typescript/test/consumer/consumer.mjs');
+/** The version in the client's package.json: the tarball's name and the installed package carry it. */
+const VERSION = (JSON.parse(readFileSync(path.join(CLIENT_DIR, 'package.json'), 'utf8')) as { version: string })
+  .version;
 const TSC = path.resolve('node_modules/typescript/bin/tsc');
 const PACK_LOCK = path.resolve('.tmp/client-pack.lock');
 const NODE24_PACKAGE = `node@${process.env.NODE24_VERSION ?? '24'}`;
@@ -222,7 +235,7 @@ describe('the client as a package (npm pack, installed in a project of its own)'
       await succeed('npm', ['pack', '--pack-destination', packs], { cwd: CLIENT_DIR, timeoutMs: 90_000 });
     });
     const [tarball] = readdirSync(packs).filter((f) => f.endsWith('.tgz'));
-    expect(tarball).toBe('animal-store-client-1.0.0.tgz');
+    expect(tarball).toBe(`animal-store-client-${VERSION}.tgz`);
 
     userDir = path.join(project, 'user');
     mkdirSync(userDir);
@@ -319,6 +332,14 @@ describe('the client as a package (npm pack, installed in a project of its own)'
       expect(report.node).toMatch(/^v24\./);
       expectWorkingClient(report);
     }, 120_000);
+  });
+
+  it('installs the version of package.json, with its README and CHANGELOG (which has an entry for it)', () => {
+    const installed = path.join(userDir, 'node_modules/@animal-store/client');
+    const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { version: string };
+    expect(manifest.version).toBe(VERSION);
+    expect(existsSync(path.join(installed, 'README.md'))).toBe(true);
+    expect(readFileSync(path.join(installed, 'CHANGELOG.md'), 'utf8')).toContain(`\n## ${VERSION} - `);
   });
 
   it('type-checks a TypeScript user (moduleResolution nodenext) against its .d.ts, found through exports', async () => {

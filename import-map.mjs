@@ -1,0 +1,37 @@
+/*
+ * The import map of src/ (ARCHITECTURE.md, "Layers"): every kernel folder with the kernel folders
+ * it may import, every feature folder with the features it may import (a feature may import the
+ * whole kernel). eslint.config.mjs enforces it on import paths; test/architecture-docs.e2e-spec.ts
+ * checks that ARCHITECTURE.md's layer lists and import table say the same.
+ */
+export const KERNEL = {
+  config: [],
+  database: ['config', 'library-internals', 'lifecycle', 'tracing'],
+  deprecation: ['config', 'errors', 'time'],
+  errors: ['library-internals', 'json', 'logging', 'request-context'],
+  'library-internals': [],
+  http: ['config', 'errors', 'library-internals', 'json', 'request-context', 'tracing'],
+  json: [],
+  lifecycle: ['config'],
+  logging: ['config'],
+  redis: ['config'],
+  'request-context': [],
+  time: [],
+  tracing: ['config'],
+};
+export const FEATURES = {
+  audit: [],
+  'api-keys': ['audit'],
+  'admin-tokens': ['api-keys', 'audit'],
+  auth: ['api-keys'],
+  'rate-limit': ['api-keys', 'auth', 'metrics'],
+  admission: ['auth', 'rate-limit', 'usage'],
+  idempotency: [],
+  pets: ['auth', 'idempotency'],
+  health: ['auth', 'metrics'],
+  metrics: ['api-keys', 'auth'],
+  openapi: ['api-keys', 'auth', 'rate-limit'],
+  admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage'],
+  cli: ['admin-tokens', 'api-keys', 'audit', 'usage'],
+  usage: ['api-keys', 'metrics'],
+};
