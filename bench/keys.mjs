@@ -23,8 +23,8 @@ const FIXED_PLANS = ['free', 'pro', 'business'];
  * hashed with its pepper, as the service's ApiKeysService issues them.
  */
 export async function manyKeys(count = MANY_KEYS) {
-  const { generateApiKey, hashApiKey, displayPrefix } = await distModule('auth/api-key-format.js');
-  const { PLAN_LIMITS } = await distModule('auth/plans.js');
+  const { generateApiKey, hashApiKey, displayPrefix } = await distModule('api-keys/api-key-format.js');
+  const { PLAN_LIMITS } = await distModule('api-keys/plans.js');
   const keys = [];
   for (let i = 0; i < count; i++) {
     const plan = FIXED_PLANS[i % FIXED_PLANS.length];

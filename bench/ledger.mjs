@@ -64,11 +64,11 @@ export const RULES = [
   { layer: 'middleware: request logging (nestjs-pino, pino-http)', url: pkg(['nestjs-pino', 'pino-http']) },
   { layer: 'metrics (middleware, prom-client)', url: own('/metrics/') },
   { layer: 'metrics (middleware, prom-client)', url: pkg(['prom-client', 'tdigest', 'bintrees']) },
-  { layer: 'route template (for metrics and logs)', url: own('route-template|route-table|/framework/') },
+  { layer: 'route template (for metrics and logs)', url: own('route-template|route-table|/library-internals/') },
   // Guards.
   { layer: 'Redis (ioredis, redis store)', url: own('/rate-limit/(redis\\.store|redis-leases|rate-limit\\.script)') },
   { layer: 'guard: rate limit', url: own('rate-limit') },
-  { layer: 'guard: auth (guard, auth service, keys)', url: own('/auth/') },
+  { layer: 'guard: auth (guard, auth service, keys)', url: own('/auth/|/api-keys/') },
   // Interceptors, by file.
   { layer: 'interceptor: json-body', url: own('json-body\\.interceptor') },
   { layer: 'interceptor: json-response', url: own('json-response\\.interceptor') },

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AdminModule } from './admin/admin.module.js';
+import { AdminListenerModule } from './admin/admin-listener.module.js';
 import { AdmissionGuard } from './admission/admission.guard.js';
 import { AdmissionModule } from './admission/admission.module.js';
 import { AllExceptionsFilter } from './errors/all-exceptions.filter.js';
@@ -47,7 +47,7 @@ export class AppModule {
         HealthModule,
         PetsModule,
         OpenApiModule,
-        AdminModule,
+        AdminListenerModule,
       ],
       providers: [
         { provide: Clock, useValue: options.clock ?? new SystemClock() },

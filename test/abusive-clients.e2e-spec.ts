@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/api-keys/api-key-format.js';
 import { FakeClock, startTestApp } from './support/app.js';
 import { issueApiKeyIn } from './support/api-keys.js';
 import { freePort, RunningService, startService } from './support/built-service.js';

@@ -1,9 +1,9 @@
 import { TEST_ACTOR } from './support/api-keys.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { generateApiKey } from '../src/auth/api-key-format.js';
-import { AuditLogRepository } from '../src/auth/audit-log.repository.js';
-import { ApiKeysRepository } from '../src/auth/api-keys.repository.js';
-import { ApiKeysService, NewApiKey } from '../src/auth/api-keys.service.js';
+import { generateApiKey } from '../src/api-keys/api-key-format.js';
+import { AuditLogRepository } from '../src/audit/audit-log.repository.js';
+import { ApiKeysRepository } from '../src/api-keys/api-keys.repository.js';
+import { ApiKeysService, NewApiKey } from '../src/api-keys/api-keys.service.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../src/config/api-keys.config.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { FakeClock, startTestApp } from './support/app.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { AdminServer } from '../src/admin/admin.server.js';
-import { AdminTokensService } from '../src/auth/admin-tokens.service.js';
+import { AdminTokensService } from '../src/admin-tokens/admin-tokens.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { MAX_HEADER_FIELDS } from '../src/http/request-limits.js';
 import { MAX_NAMES_ECHOED } from '../src/http/unknown-names.js';

@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import fc from 'fast-check';
 import type { AddressInfo } from 'node:net';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/api-keys/api-key-format.js';
 import { ERROR_CODES } from '../src/errors/api-error.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { FakeClock, startTestApp } from './support/app.js';

@@ -5,7 +5,7 @@ import {
   IDEMPOTENCY_TTL_MS,
   IN_FLIGHT_TIMEOUT_MS,
 } from '../src/idempotency/idempotency.service.js';
-import { hashApiKey } from '../src/auth/api-key-format.js';
+import { hashApiKey } from '../src/api-keys/api-key-format.js';
 import { requestFingerprint } from '../src/idempotency/idempotency-key.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { FakeClock, startTestApp } from './support/app.js';

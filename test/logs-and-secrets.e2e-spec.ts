@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { generateAdminToken } from '../src/auth/admin-token-format.js';
+import { generateAdminToken } from '../src/admin-tokens/admin-token-format.js';
 import { Public } from '../src/auth/public.decorator.js';
 import { startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';

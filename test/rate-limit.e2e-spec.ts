@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Redis } from 'ioredis';
 import { parseItem, parseList } from 'structured-headers';
 import request from 'supertest';
-import { generateApiKey } from '../src/auth/api-key-format.js';
+import { generateApiKey } from '../src/api-keys/api-key-format.js';
 import { FakeClock, startTestApp } from './support/app.js';
 import { issueApiKey } from './support/api-keys.js';
 import { createTestDatabase, describeIfPostgres, TestDatabase } from './support/databases.js';

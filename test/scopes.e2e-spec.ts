@@ -1,6 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { ApiKeysService } from '../src/auth/api-keys.service.js';
+import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { startTestApp } from './support/app.js';
 import { issueApiKey, TEST_ACTOR } from './support/api-keys.js';

@@ -1,7 +1,7 @@
 import { TEST_ACTOR } from './support/api-keys.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { ApiKeysService } from '../src/auth/api-keys.service.js';
+import { ApiKeysService } from '../src/api-keys/api-keys.service.js';
 import { PrismaService } from '../src/database/prisma.service.js';
 import { MetricsService } from '../src/metrics/metrics.service.js';
 import { KeyUsageRepository, PURGE_BATCH } from '../src/usage/key-usage.repository.js';

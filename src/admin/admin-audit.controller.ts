@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { AuditLogService } from '../auth/audit-log.service.js';
+import { AuditLogService } from '../audit/audit-log.service.js';
 import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { adminNextLink, adminPage } from './admin-paging.js';
 import { ADMIN_BASE_PATH, ADMIN_BEARER_SCHEME } from './admin-paths.js';

@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata, createParamDecorator } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { AdminTokensService } from '../auth/admin-tokens.service.js';
-import type { Actor } from '../auth/audit.js';
+import { AdminTokensService } from '../admin-tokens/admin-tokens.service.js';
+import type { Actor } from '../audit/audit.js';
 import { ApiError } from '../errors/api-error.js';
 import { requestContext } from '../request-context/request-context.js';
 

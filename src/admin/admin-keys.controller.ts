@@ -1,10 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { ApiKeyInputError, EXPIRES_AT_FORMAT, type KeyChange } from '../auth/api-key-input.js';
-import { ApiKeysService } from '../auth/api-keys.service.js';
-import type { Plan } from '../auth/auth.types.js';
-import type { Actor } from '../auth/audit.js';
+import { ApiKeyInputError, EXPIRES_AT_FORMAT, type KeyChange } from '../api-keys/api-key-input.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import type { Plan } from '../api-keys/plans.js';
+import type { Actor } from '../audit/audit.js';
 import { ApiError } from '../errors/api-error.js';
 import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { JsonBody } from '../http/json-body.interceptor.js';

@@ -3,10 +3,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { AdminTokensService } from '../auth/admin-tokens.service.js';
+import { AdminTokensService } from '../admin-tokens/admin-tokens.service.js';
 import { UsageService } from '../usage/usage.service.js';
-import { ApiKeysService } from '../auth/api-keys.service.js';
-import { AuditLogService } from '../auth/audit-log.service.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { AuditLogService } from '../audit/audit-log.service.js';
 import { adminConfig, type AdminConfig } from '../config/admin.config.js';
 import { exposureWarning } from '../config/listen-address.js';
 import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
@@ -18,12 +18,12 @@ import { AppLogger } from '../logging/app-logger.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { recordedContext } from '../request-context/request-context.js';
 import { Clock } from '../time/clock.js';
-import { AdminAppModule } from './admin-app.module.js';
+import { AdminApiModule } from './admin-api.module.js';
 import { AdminOpenApiController, buildAdminOpenApiDocument } from './admin-openapi.js';
 
 /**
  * The admin API's listener (docs/admin-api.md). With ADMIN_PORT set, a second Nest application
- * (AdminAppModule, its own Express instance and its own guard) listens on ADMIN_HOST:ADMIN_PORT
+ * (AdminApiModule, its own Express instance and its own guard) listens on ADMIN_HOST:ADMIN_PORT
  * and calls this application's own service instances, so both doors share the database, the
  * operations and the key cache's invalidation. The public application's middleware, guards and
  * routes stay as they are: its request path does not know this listener exists. Without
@@ -51,7 +51,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     const port = this.config.adminPort;
     if (port === undefined) return;
     const app = await NestFactory.create<NestExpressApplication>(
-      AdminAppModule.forRoot({
+      AdminApiModule.forRoot({
         keys: this.keys,
         tokens: this.tokens,
         audit: this.audit,

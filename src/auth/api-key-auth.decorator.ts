@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiExtension, ApiResponse } from '@nestjs/swagger';
 import { ApiErrorResponses, exampleBody } from '../errors/api-responses.decorator.js';
 import { ErrorDto } from '../errors/error.dto.js';
 import { AUTH_MODE, AuthMode, KEY_ROUTE, type KeyRoute } from './auth-mode.js';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../api-keys/scopes.js';
 
 /** Name of the HTTP bearer security scheme in the OpenAPI document. */
 export const BEARER_SCHEME = 'bearer';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { StoredApiKey } from './api-keys.service.js';
+import type { StoredApiKey } from '../api-keys/api-keys.service.js';
 
 /** Keys remembered per cache; beyond that the least recently used are dropped. */
 export const CACHE_MAX = 10_000;

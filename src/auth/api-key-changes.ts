@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { cacheClock, type ApiKeyCache } from './api-key-cache.js';
-import type { ApiKeysService } from './api-keys.service.js';
+import type { ApiKeysService } from '../api-keys/api-keys.service.js';
 
 /**
  * How far back each poll of changed keys looks before the previous poll's instant: a change is

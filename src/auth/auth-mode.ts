@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
-import type { Scope } from './scopes.js';
+import type { Scope } from '../api-keys/scopes.js';
 
 /** Metadata key of a route's declared authentication (set by @Public() or @ApiKeyAuth()). */
 export const AUTH_MODE = 'animal-store:auth-mode';

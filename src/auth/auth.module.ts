@@ -1,28 +1,14 @@
 import { Module } from '@nestjs/common';
-import { AdminTokensRepository } from './admin-tokens.repository.js';
-import { AdminTokensService } from './admin-tokens.service.js';
-import { ApiKeysRepository } from './api-keys.repository.js';
-import { ApiKeysService } from './api-keys.service.js';
-import { AuditLogRepository } from './audit-log.repository.js';
-import { AuditLogService } from './audit-log.service.js';
+import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuthService } from './auth.service.js';
-import { DevKeyIssuer } from './dev-key.js';
 
 /**
- * API keys: issuing and storing them (ApiKeysService) and verifying bearer keys (AuthService, for
- * admission); admin tokens (AdminTokensService) and the audit log of changes to both.
+ * Verification of bearer API keys on the request path (AuthService, for admission): the key
+ * cache, the poller of key changes, last-use times and the guess budgets.
  */
 @Module({
-  providers: [
-    ApiKeysRepository,
-    AuditLogRepository,
-    AdminTokensRepository,
-    ApiKeysService,
-    AdminTokensService,
-    AuditLogService,
-    AuthService,
-    DevKeyIssuer,
-  ],
-  exports: [ApiKeysService, AdminTokensService, AuditLogService, AuthService],
+  imports: [ApiKeysModule],
+  providers: [AuthService],
+  exports: [AuthService],
 })
 export class AuthModule {}

@@ -4,13 +4,13 @@ import { ApiError } from '../errors/api-error.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { Clock } from '../time/clock.js';
-import { apiKeyVersion, hashApiKey, hashesEqual, type ApiKeyVersion } from './api-key-format.js';
+import { apiKeyVersion, hashApiKey, hashesEqual, type ApiKeyVersion } from '../api-keys/api-key-format.js';
 import { ApiKeyCache, CACHE_MAX } from './api-key-cache.js';
 import { ApiKeyChangePoller } from './api-key-changes.js';
-import { ApiKeysService, StoredApiKey } from './api-keys.service.js';
+import { ApiKeysService, StoredApiKey } from '../api-keys/api-keys.service.js';
 import { AuthObserver, type ApiKeyRefusalReason, type AuthResult } from './auth.types.js';
 import { GuessBudgets } from './guess-budgets.js';
-import { KeyUsage } from './key-usage.js';
+import { LastUsedTimes } from './last-used.js';
 
 /** A well-formed key, as far as it can be judged without I/O. */
 interface Credential {
@@ -47,7 +47,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly cache: ApiKeyCache;
   private readonly changes: ApiKeyChangePoller;
   private readonly guesses: GuessBudgets;
-  private readonly usage: KeyUsage;
+  private readonly lastUsed: LastUsedTimes;
 
   constructor(
     keys: ApiKeysService,
@@ -68,7 +68,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
       config.apiKeyUnknownLookupsPerSecond,
       Math.max(1, Math.floor(database.dbPoolMax / 2)),
     );
-    this.usage = new KeyUsage(keys, clock);
+    this.lastUsed = new LastUsedTimes(keys, clock);
   }
 
   /**
@@ -105,7 +105,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([...this.usage.pending(), this.changes.stop()]);
+    await Promise.allSettled([...this.lastUsed.pending(), this.changes.stop()]);
   }
 
   /** Polls the keys changed since the last poll now (ApiKeyChangePoller.pollChanges). */
@@ -185,7 +185,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
       const message = `This secret of the API key was replaced by a roll and stopped working at ${stored.previousExpiresAt.toISOString()}; use the new secret.`;
       return this.refusal(new ApiError(401, 'api_key_expired', message), 'expired');
     }
-    this.usage.record(stored);
+    this.lastUsed.record(stored);
     return {
       ok: true,
       principal: {

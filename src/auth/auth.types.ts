@@ -1,9 +1,6 @@
 import type { ApiError } from '../errors/api-error.js';
-import type { Scope } from './scopes.js';
-
-/** Plans of API keys (docs/api.md, "API keys and plans"). */
-export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
+import type { Plan } from '../api-keys/plans.js';
+import type { Scope } from '../api-keys/scopes.js';
 
 /** The authenticated caller, as the rate limiter and handlers see it. */
 export interface Principal {

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { ApiKeyInputError, checkName, checkPlan, checkScopes, EXPIRES_AT_FORMAT } from '../auth/api-key-input.js';
-import { checkAdminTokenName } from '../auth/admin-token-format.js';
-import { PLANS, type Plan } from '../auth/auth.types.js';
-import { MAX_CUSTOM_LIMIT } from '../auth/plans.js';
-import type { Scope } from '../auth/scopes.js';
+import { ApiKeyInputError, checkName, checkPlan, checkScopes, EXPIRES_AT_FORMAT } from '../api-keys/api-key-input.js';
+import { checkAdminTokenName } from '../admin-tokens/admin-token-format.js';
+import { PLANS, type Plan } from '../api-keys/plans.js';
+import { MAX_CUSTOM_LIMIT } from '../api-keys/plans.js';
+import type { Scope } from '../api-keys/scopes.js';
 import { parseRfc3339DateTime } from '../time/rfc3339.js';
 import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage.service.js';
 

@@ -1,5 +1,5 @@
-import { ApiKeyInputError } from '../auth/api-key-input.js';
-import type { ApiKeyInfo } from '../auth/api-keys.service.js';
+import { ApiKeyInputError } from '../api-keys/api-key-input.js';
+import type { ApiKeyInfo } from '../api-keys/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { NoSuchKeyError, type Outcome } from './apikey.operations.js';
 import { explainFailure, explainOpenFailure, render } from './apikey.output.js';

@@ -1,10 +1,10 @@
-import { ApiKeyInputError } from '../auth/api-key-input.js';
-import type { AdminTokenInfo } from '../auth/admin-tokens.service.js';
-import { ApiKeyInfo, keyRecord, keyState } from '../auth/api-keys.service.js';
+import { ApiKeyInputError } from '../api-keys/api-key-input.js';
+import type { AdminTokenInfo } from '../admin-tokens/admin-tokens.service.js';
+import { ApiKeyInfo, keyRecord, keyState } from '../api-keys/api-keys.service.js';
 import { DataDirLockedError } from '../database/data-dir-lock.js';
 import { isDatabaseUnavailable } from '../errors/database-errors.js';
 import { escapeUnsafeText } from '../http/names.js';
-import type { ChainVerdict } from '../auth/audit-chain.js';
+import type { ChainVerdict } from '../audit/audit-chain.js';
 import { DatabaseUnreachableError, NoSuchKeyError, Outcome } from './apikey.operations.js';
 
 /** A key as the tool shows it (keyRecord). Ids are small, so JSON numbers. */

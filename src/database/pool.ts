@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { driverUrl, type DatabaseConfig } from '../config/database.config.js';
-import { interceptedClient } from '../framework/pg-client-query.js';
+import { interceptedClient } from '../library-internals/pg-client-query.js';
 import { InFlight } from '../lifecycle/in-flight.js';
 import { endClientSpan, startClientSpan, tracingOn } from '../tracing/tracing.js';
 
@@ -96,7 +96,7 @@ export class QueryWatch {
 
 /**
  * pg's Client with every query bounded by `watch` and traced (a span per query while tracing is
- * on), through the fenced interceptedClient (framework/pg-client-query.ts).
+ * on), through the fenced interceptedClient (library-internals/pg-client-query.ts).
  */
 function watchedClient(watch: QueryWatch): typeof pg.Client {
   return interceptedClient((config, answer) => {

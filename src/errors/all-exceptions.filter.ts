@@ -5,7 +5,7 @@ import { AppLogger } from '../logging/app-logger.js';
 import { ApiError, ErrorBody, ErrorCode } from './api-error.js';
 import { DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from './database-errors.js';
 import { requestContext } from '../request-context/request-context.js';
-import { allowedMethods, isRouterNotFound } from '../framework/index.js';
+import { allowedMethods, isRouterNotFound } from '../library-internals/index.js';
 import { stringifyJson } from '../json/json-codec.js';
 import { randomUUID } from 'node:crypto';
 

@@ -1,7 +1,7 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiError, ErrorDetail } from '../errors/api-error.js';
-import { validatedProperties } from '../framework/index.js';
+import { validatedProperties } from '../library-internals/index.js';
 import { unknownNamesError } from './unknown-names.js';
 
 /**

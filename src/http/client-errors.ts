@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
-import { responseStartedOn } from '../framework/index.js';
+import { responseStartedOn } from '../library-internals/index.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { AppLogger } from '../logging/app-logger.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';

@@ -1,7 +1,7 @@
 import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
-import { recordHeaders } from '../framework/index.js';
+import { recordHeaders } from '../library-internals/index.js';
 import { API_HELMET_OPTIONS, DOCS_HELMET_OPTIONS, requestEdge } from './http-edge.js';
 
 /** The edge with nothing to report to: only its headers are looked at here. */

@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorsConfig } from '../config/cors.config.js';
 import type { ServerConfig } from '../config/server.config.js';
-import { recordHeaders, type RecordedHeaders } from '../framework/index.js';
+import { recordHeaders, type RecordedHeaders } from '../library-internals/index.js';
 import { startRequestSpan, withSpan } from '../tracing/tracing.js';
 import { requestContext } from '../request-context/request-context.js';
 import type { AppLogger } from '../logging/app-logger.js';
@@ -61,7 +61,7 @@ export function corsOptions(config: CorsConfig): NonNullable<Parameters<INestApp
  * HTTP locally) and with the connect-src of docsHelmetOptions.
  *
  * helmet's headers depend on its options only, never on the request (no nonces here), so each
- * policy is run once, at start, against a recording response (framework/helmet-recorder.ts),
+ * policy is run once, at start, against a recording response (library-internals/helmet-recorder.ts),
  * and every request then gets the recorded headers in one loop instead of passing through
  * helmet's chain of a dozen middlewares (bench scenario listPets). helmet stays the source of
  * every header and value.

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { isMiddlewareRoute } from '../framework/index.js';
+import { isMiddlewareRoute } from '../library-internals/index.js';
 
 /** The label of requests that matched no route (404s, 405s, CORS preflights, rejected early). */
 export const UNMATCHED_ROUTE = 'unmatched';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
-import { generateAdminToken } from '../auth/admin-token-format.js';
-import { API_KEY_PREFIX, API_KEY_V2_PREFIX, generateApiKey } from '../auth/api-key-format.js';
-import { ADMIN_TOKEN_PREFIX } from '../auth/admin-token-format.js';
+import { generateAdminToken } from '../admin-tokens/admin-token-format.js';
+import { API_KEY_PREFIX, API_KEY_V2_PREFIX, generateApiKey } from '../api-keys/api-key-format.js';
+import { ADMIN_TOKEN_PREFIX } from '../admin-tokens/admin-token-format.js';
 import { containsSecret, MIN_BODY_CHARS, redactSecrets, REDACTED, SECRET_FORMATS } from './redact-secrets.js';
 
 /** Secrets as the service issues them (the generators of src/auth), and a Standard Webhooks secret. */

@@ -6,7 +6,7 @@
  *
  * The secrets have recognisable prefixes (docs/security.md, "Secrets in logs"):
  * API keys `ask_` and `ask2_`, admin tokens `asadm_` (each followed by base62 characters;
- * src/auth/api-key-format.ts and admin-token-format.ts, whose generators the spec redacts), and
+ * src/api-keys/api-key-format.ts and src/admin-tokens/admin-token-format.ts, whose generators the spec redacts), and
  * webhook signing secrets `whsec_` (followed by base64). Any such prefix followed by at least
  * MIN_BODY_CHARS characters of its alphabet is replaced by the prefix and `[REDACTED]`, so the
  * line still says which kind of secret was sent and where, and the secret is gone.

@@ -6,8 +6,8 @@ import {
   type AdminTokenRefusalReason,
   type ApiKeyRefusalReason,
   AuthObserver,
-  PLANS,
 } from '../auth/auth.types.js';
+import { PLANS } from '../api-keys/plans.js';
 
 /** Why the rate limiter refused a request (the Error body's code). */
 export type RateLimitRejection = 'rate_limit_exceeded' | 'api_key_temporarily_banned';

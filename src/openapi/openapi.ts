@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { BEARER_SCHEME } from '../auth/api-key-auth.decorator.js';
-import { PLAN_LIMITS } from '../auth/plans.js';
+import { PLAN_LIMITS } from '../api-keys/plans.js';
 import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { ApiError } from '../errors/api-error.js';
 import { EXAMPLE_REQUEST_ID } from '../errors/api-responses.decorator.js';
@@ -147,7 +147,7 @@ export function buildOpenApiDocument(app: INestApplication, config: PublicUrlsCo
       {
         type: 'http',
         scheme: 'bearer',
-        // DocumentBuilder would say JWT; these are opaque API keys (see src/auth/api-key-format.ts).
+        // DocumentBuilder would say JWT; these are opaque API keys (see src/api-keys/api-key-format.ts).
         bearerFormat: 'API key',
         description:
           'An API key of this service (`ask_…`), sent as `Authorization: Bearer <key>`. A key holds scopes: `pets:read` (listPets, getPet) and `pets:write` (createPet); each operation lists the scope it needs in `x-required-scopes`, and a key without it gets 403 `insufficient_scope`.',

@@ -9,8 +9,8 @@ import {
 import type { Request } from 'express';
 import { isIP } from 'node:net';
 import type { Principal } from '../auth/auth.types.js';
-import type { Limits } from '../auth/plans.js';
-import { PLAN_LIMITS } from '../auth/plans.js';
+import type { Limits } from '../api-keys/plans.js';
+import { PLAN_LIMITS } from '../api-keys/plans.js';
 import { ApiError } from '../errors/api-error.js';
 import { requestContext } from '../request-context/request-context.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ApiKeysRepository } from '../auth/api-keys.repository.js';
+import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
 import { KeyUsageRepository } from './key-usage.repository.js';
 import { UsageRecorder } from './usage-recorder.js';
 import { UsageService } from './usage.service.js';

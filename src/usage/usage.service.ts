@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeysRepository } from '../auth/api-keys.repository.js';
+import { ApiKeysRepository } from '../api-keys/api-keys.repository.js';
 import { KeyUsageRepository } from './key-usage.repository.js';
 import { HOUR_MS } from './usage-counts.js';
 

@@ -1,9 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { ApiKeysRepository } from '../../src/auth/api-keys.repository.js';
-import { ApiKeysService, NewApiKey } from '../../src/auth/api-keys.service.js';
-import { AuditLogRepository } from '../../src/auth/audit-log.repository.js';
-import type { Actor } from '../../src/auth/audit.js';
-import { MAX_CUSTOM_LIMIT } from '../../src/auth/plans.js';
+import { ApiKeysRepository } from '../../src/api-keys/api-keys.repository.js';
+import { ApiKeysService, NewApiKey } from '../../src/api-keys/api-keys.service.js';
+import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
+import type { Actor } from '../../src/audit/audit.js';
+import { MAX_CUSTOM_LIMIT } from '../../src/api-keys/plans.js';
 import { openDatabase } from '../../src/database/open-database.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import type { TestDatabase } from './databases.js';

@@ -6,7 +6,7 @@ import {
   type AuditAction,
   type AuditChanges,
   type AuditEntry,
-} from '../../auth/audit.js';
+} from '../../audit/audit.js';
 import { INT64_MAX } from '../../json/int64.js';
 
 const INT64 = { type: 'integer', format: 'int64', minimum: 1, maximum: INT64_MAX as unknown as number } as const;

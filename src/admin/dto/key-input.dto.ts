@@ -1,10 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsArray, IsIn, IsInt, IsString, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
-import { EXPIRES_AT_FORMAT, MAX_NAME_LENGTH } from '../../auth/api-key-input.js';
-import { PLANS } from '../../auth/auth.types.js';
-import { MAX_CUSTOM_LIMIT } from '../../auth/plans.js';
-import { SCOPES } from '../../auth/scopes.js';
+import { EXPIRES_AT_FORMAT, MAX_NAME_LENGTH } from '../../api-keys/api-key-input.js';
+import { PLANS } from '../../api-keys/plans.js';
+import { MAX_CUSTOM_LIMIT } from '../../api-keys/plans.js';
+import { SCOPES } from '../../api-keys/scopes.js';
 import { parseRfc3339DateTime } from '../../time/rfc3339.js';
 
 /** How long a rolled secret may keep working: at most ten years, in seconds. */

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PLANS, type Plan } from '../../auth/auth.types.js';
-import { keyRecord, type ApiKeyInfo, type ApiKeyState } from '../../auth/api-keys.service.js';
+import { PLANS, type Plan } from '../../api-keys/plans.js';
+import { keyRecord, type ApiKeyInfo, type ApiKeyState } from '../../api-keys/api-keys.service.js';
 import { INT64_MAX } from '../../json/int64.js';
-import { SCOPES } from '../../auth/scopes.js';
+import { SCOPES } from '../../api-keys/scopes.js';
 
 export const KEY_STATES: ApiKeyState[] = ['active', 'expiring', 'expired', 'revoked'];
 

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PLANS, type Plan } from '../../auth/auth.types.js';
+import { PLANS, type Plan } from '../../api-keys/plans.js';
 
 @ApiSchema({ name: 'RateLimitWindow', description: 'One rate-limit window of the API key.' })
 export class RateLimitWindowDto {

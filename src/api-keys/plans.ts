@@ -1,4 +1,6 @@
-import type { Plan } from './auth.types.js';
+/** Plans of API keys (docs/api.md, "API keys and plans"). */
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
 
 export interface Limits {
   perMinute: number;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
-import type { Db } from './audit-log.repository.js';
+import type { Db } from '../audit/audit-log.repository.js';
 
 /** An admin token as listed: never the token, never its hash. */
 export interface AdminTokenInfo {

@@ -27,7 +27,7 @@ import { httpExecutionContext, useBehindRoutes } from './after-routes.js';
 function internal(ok: boolean, what: string): void {
   if (!ok)
     throw new Error(
-      `Nest internal changed: ${what}. Re-check src/framework/after-routes.ts and src/admission/unmatched-routes.ts.`,
+      `Nest internal changed: ${what}. Re-check src/library-internals/after-routes.ts and src/admission/unmatched-routes.ts.`,
     );
 }
 

@@ -1,6 +1,5 @@
 import { nameMessage, nameProblem } from '../http/names.js';
-import { PLANS, Plan } from './auth.types.js';
-import { MAX_CUSTOM_LIMIT } from './plans.js';
+import { MAX_CUSTOM_LIMIT, PLANS, type Plan } from './plans.js';
 import { isScope, SCOPES, type Scope } from './scopes.js';
 
 /**

@@ -3,7 +3,7 @@ import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import type { Database } from '../database/database.js';
 import { DATABASE } from '../database/prisma.tokens.js';
 import { ApiKeysService } from './api-keys.service.js';
-import type { Actor } from './audit.js';
+import type { Actor } from '../audit/audit.js';
 
 export const DEV_KEY_NAME = 'development key (local use only)';
 export const DEV_KEY_PLAN = 'free';

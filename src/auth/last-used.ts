@@ -2,13 +2,13 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../time/clock.js';
 import { CACHE_MAX } from './api-key-cache.js';
-import type { ApiKeysService, StoredApiKey } from './api-keys.service.js';
+import type { ApiKeysService, StoredApiKey } from '../api-keys/api-keys.service.js';
 
 /** `last_used_at` is written at most this often per key and instance. */
 export const TOUCH_INTERVAL_MS = 60_000;
 
 /** Records keys in use in `last_used_at`, at most once a minute per key and instance. */
-export class KeyUsage {
+export class LastUsedTimes {
   private readonly logger = new Logger('Auth');
   /**
    * When each key was last recorded in use. Read with peek(), which leaves the order alone: a

@@ -5,7 +5,7 @@ import {
   generateAdminToken,
   isAdminTokenShaped,
 } from './admin-token-format.js';
-import { apiKeyVersion, generateApiKey } from './api-key-format.js';
+import { apiKeyVersion, generateApiKey } from '../api-keys/api-key-format.js';
 
 const bytes32 = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((a) => Buffer.from(a));
 const tokenFrom = (b: Buffer) => generateAdminToken(() => b);

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { ApiKeyInputError, checkExpiry, checkKeyChange, MAX_EXPIRY_MS } from './api-key-input.js';
-import { PLANS } from './auth.types.js';
-import { MAX_CUSTOM_LIMIT } from './plans.js';
+import { MAX_CUSTOM_LIMIT, PLANS } from './plans.js';
 
 const NOW = new Date('2026-11-27T12:00:00Z');
 const FREE = { plan: 'free' as const, perMinute: null, perDay: null };

@@ -19,7 +19,7 @@ import { isRouterNotFound } from './router-not-found.js';
  * would be answered 404 not_found (or a handler's 404 route_not_found) instead.
  */
 function internal(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`Framework internal changed: ${what}. Re-check src/framework/router-not-found.ts.`);
+  if (!ok) throw new Error(`Framework internal changed: ${what}. Re-check src/library-internals/router-not-found.ts.`);
 }
 
 @Controller('things')

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { base62 } from './api-key-format.js';
-import { ApiKeyInputError, checkName } from './api-key-input.js';
+import { base62 } from '../api-keys/api-key-format.js';
+import { ApiKeyInputError, checkName } from '../api-keys/api-key-input.js';
 
 /**
  * Admin tokens (docs/admin-api.md): `asadm_` + 43 base62 characters of 256 bits from the CSPRNG

@@ -3,7 +3,7 @@
  * no public API offers, each checked against the installed version named in its file and
  * guarded by a canary spec beside it (`*.spec.ts`) that runs the real package and fails,
  * naming the internal and what to re-check, when an upgrade changes it. After upgrading any
- * of these packages, run `npm test -- src/framework` first.
+ * of these packages, run `npm test -- src/library-internals` first.
  *
  * - route-table.ts: Express's routing table (`app.router.stack`), and Nest mounting middleware
  *   as a wildcard route (express 5.3.0 / router 2.3.0, @nestjs/core 12.5.1).

@@ -14,7 +14,7 @@ import { interceptedClient, type QueryCallback } from './pg-client-query.js';
 function internal(ok: boolean, what: string): void {
   if (!ok)
     throw new Error(
-      `pg internal changed: ${what}. Re-check src/framework/pg-client-query.ts and database/pool.ts (QueryWatch).`,
+      `pg internal changed: ${what}. Re-check src/library-internals/pg-client-query.ts and database/pool.ts (QueryWatch).`,
     );
 }
 

@@ -1,8 +1,8 @@
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AdminTokensService } from '../auth/admin-tokens.service.js';
-import { ApiKeysService } from '../auth/api-keys.service.js';
-import { AuditLogService } from '../auth/audit-log.service.js';
+import { AdminTokensService } from '../admin-tokens/admin-tokens.service.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { AuditLogService } from '../audit/audit-log.service.js';
 import { AllExceptionsFilter } from '../errors/all-exceptions.filter.js';
 import { ApiValidationPipe } from '../http/api-validation.pipe.js';
 import { AppLogger } from '../logging/app-logger.js';
@@ -25,12 +25,12 @@ export interface AdminShared {
 }
 
 /**
- * The root module of the admin application (AdminServer builds it on ADMIN_PORT): its
+ * The root module of the admin API's own application (AdminServer builds it on ADMIN_PORT): its
  * controllers, its one global guard (the admin token), and the public application's exception
  * filter and validation pipe; the services are the public application's own instances.
  */
 @Module({})
-export class AdminAppModule {
+export class AdminApiModule {
   static forRoot(shared: AdminShared): DynamicModule {
     const providers: Provider[] = [
       { provide: ApiKeysService, useValue: shared.keys },
@@ -44,7 +44,7 @@ export class AdminAppModule {
       { provide: APP_PIPE, useClass: ApiValidationPipe },
     ];
     return {
-      module: AdminAppModule,
+      module: AdminApiModule,
       controllers: [AdminKeysController, AdminUsageController, AdminAuditController, AdminOpenApiController],
       providers,
     };

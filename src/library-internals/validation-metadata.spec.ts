@@ -8,7 +8,10 @@ import { validatedProperties } from './validation-metadata.js';
  * refuse valid fields as unknown, or let unknown ones through.
  */
 function internal(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`class-validator internal changed: ${what}. Re-check src/framework/validation-metadata.ts.`);
+  if (!ok)
+    throw new Error(
+      `class-validator internal changed: ${what}. Re-check src/library-internals/validation-metadata.ts.`,
+    );
 }
 
 class Base {

@@ -14,7 +14,7 @@ import { recordHeaders } from './helmet-recorder.js';
 function internal(ok: boolean, what: string): void {
   if (!ok)
     throw new Error(
-      `helmet internal changed: ${what}. Re-check src/framework/helmet-recorder.ts and http/http-edge.ts.`,
+      `helmet internal changed: ${what}. Re-check src/library-internals/helmet-recorder.ts and http/http-edge.ts.`,
     );
 }
 

@@ -3,8 +3,8 @@ import type { Prisma } from '../generated/prisma/client.js';
 import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
 import { WRITE_TRANSACTION } from '../database/transactions.js';
-import type { Db } from './audit-log.repository.js';
-import type { Plan } from './auth.types.js';
+import type { Db } from '../audit/audit-log.repository.js';
+import type { Plan } from './plans.js';
 
 /** The row findByHash reads. */
 export interface FoundKeyRow {

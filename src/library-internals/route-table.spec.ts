@@ -21,7 +21,9 @@ import { allowedMethods, isMiddlewareRoute } from './route-table.js';
  */
 function internal(ok: boolean, what: string): void {
   if (!ok)
-    throw new Error(`Framework internal changed: ${what}. Re-check src/framework/route-table.ts and its callers.`);
+    throw new Error(
+      `Framework internal changed: ${what}. Re-check src/library-internals/route-table.ts and its callers.`,
+    );
 }
 
 @Controller('things')

@@ -10,13 +10,13 @@ import {
   isAdminTokenShaped,
 } from './admin-token-format.js';
 import { AdminTokensRepository, type AdminTokenInfo } from './admin-tokens.repository.js';
-import { CACHE_MAX } from './api-key-cache.js';
-import { hashApiKey } from './api-key-format.js';
-import { ApiKeyInputError } from './api-key-input.js';
-import { AuditLogRepository } from './audit-log.repository.js';
-import { instant, type Actor } from './audit.js';
-import { AuthObserver } from './auth.types.js';
-import { GuessBudgets } from './guess-budgets.js';
+import { CACHE_MAX } from '../auth/api-key-cache.js';
+import { hashApiKey } from '../api-keys/api-key-format.js';
+import { ApiKeyInputError } from '../api-keys/api-key-input.js';
+import { AuditLogRepository } from '../audit/audit-log.repository.js';
+import { instant, type Actor } from '../audit/audit.js';
+import { AuthObserver } from '../auth/auth.types.js';
+import { GuessBudgets } from '../auth/guess-budgets.js';
 
 export type { AdminTokenInfo } from './admin-tokens.repository.js';
 

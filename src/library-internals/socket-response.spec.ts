@@ -12,7 +12,7 @@ import { responseStartedOn } from './socket-response.js';
 function internal(ok: boolean, what: string): void {
   if (!ok)
     throw new Error(
-      `Node internal changed: ${what}. Re-check src/framework/socket-response.ts and http/client-errors.ts.`,
+      `Node internal changed: ${what}. Re-check src/library-internals/socket-response.ts and http/client-errors.ts.`,
     );
 }
 

@@ -11,10 +11,9 @@ import {
   checkScopes,
   type KeyChange,
 } from './api-key-input.js';
-import { AuditLogRepository } from './audit-log.repository.js';
-import { changedFields, instant, type Actor, type AuditValue } from './audit.js';
-import type { Plan } from './auth.types.js';
-import { limitsFor } from './plans.js';
+import { AuditLogRepository } from '../audit/audit-log.repository.js';
+import { changedFields, instant, type Actor, type AuditValue } from '../audit/audit.js';
+import { limitsFor, type Plan } from './plans.js';
 import { DEFAULT_SCOPES, storedScopes, type Scope } from './scopes.js';
 import { ApiKeysRepository, type ApiKeyChange, type InfoRow } from './api-keys.repository.js';
 
