@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { insufficientScopeChallenge } from '../auth/api-key-auth.decorator.js';
 import { declaredAuthMode, declaredKeyRoute } from '../auth/auth-mode.js';
 import { ApiError } from '../errors/api-error.js';
@@ -31,8 +31,9 @@ export class AdmissionGuard implements CanActivate {
     const controller = context.getClass();
     if (declaredAuthMode(this.reflector, handler, controller) === 'public') return true;
     const route = declaredKeyRoute(this.reflector, handler, controller);
-    const admission = await this.admission.admit(context, { counted: route.counted });
-    applyAdmission(context.switchToHttp().getResponse<Response>(), admission);
+    const http = context.switchToHttp();
+    const admission = await this.admission.admit(http.getRequest<Request>(), { counted: route.counted });
+    applyAdmission(http.getResponse<Response>(), admission);
     const scope = route.scope;
     if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {
       throw new ApiError(403, 'insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {

@@ -1,4 +1,4 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { AuthService } from '../auth/auth.service.js';
 import type { AuthResult, Principal } from '../auth/auth.types.js';
@@ -65,40 +65,39 @@ export class AdmissionService {
   ) {}
 
   /** `counted: false`: a valid key is not counted against its limits (step 5). */
-  async admit(context: ExecutionContext, { counted = true } = {}): Promise<Admission> {
-    const req = context.switchToHttp().getRequest<Request>();
+  async admit(req: Request, { counted = true } = {}): Promise<Admission> {
     const address = clientAddress(req);
     let verified: AuthResult;
     try {
       verified = await this.auth.verify(req.headers.authorization, address);
     } catch (err) {
-      const admission = await this.count(context, req, { subject: addressSubject(address) });
+      const admission = await this.count(req, { subject: addressSubject(address) });
       admission.refusal = err as Error;
       return admission;
     }
     if (verified.ok) {
       const { principal } = verified;
       const admission: Admission = { principal, subject: keySubject(principal) };
-      return counted ? this.count(context, req, admission) : this.readQuota(context, req, admission);
+      return counted ? this.count(req, admission) : this.readQuota(req, admission);
     }
-    const admission = await this.count(context, req, { subject: addressSubject(address) });
+    const admission = await this.count(req, { subject: addressSubject(address) });
     admission.refusal ??= verified.error;
     return admission;
   }
 
-  private async readQuota(context: ExecutionContext, req: Request, admission: Admission): Promise<Admission> {
+  private async readQuota(req: Request, admission: Admission): Promise<Admission> {
     requestContext(req).admission = admission;
     admission.refusal = this.limiter.admitRead(admission.subject);
     if (admission.refusal === undefined) {
-      admission.quota = await this.limiter.read(context, admission.subject);
+      admission.quota = await this.limiter.read(admission.subject);
       admission.headers = admission.quota.headers;
     }
     return admission;
   }
 
-  private async count(context: ExecutionContext, req: Request, admission: Admission): Promise<Admission> {
+  private async count(req: Request, admission: Admission): Promise<Admission> {
     requestContext(req).admission = admission;
-    const decision = await this.limiter.count(context, admission.subject);
+    const decision = await this.limiter.count(admission.subject);
     admission.windows = decision.result.windows;
     admission.decision = decision.result.outcome;
     admission.headers = decision.headers;

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
-import { httpExecutionContext, useBehindRoutes } from '../library-internals/index.js';
+import { useBehindRoutes } from '../library-internals/index.js';
 import { applyAdmission } from './admission.guard.js';
 import { AdmissionService } from './admission.service.js';
 
@@ -22,15 +22,8 @@ export class UnmatchedRouteAdmission implements OnModuleInit {
 
   onModuleInit(): void {
     useBehindRoutes(this.adapterHost, '/v1', (req: Request, res: Response, next: NextFunction) => {
-      const context = httpExecutionContext(
-        req,
-        res,
-        next,
-        UnmatchedRouteAdmission,
-        UnmatchedRouteAdmission.prototype.onModuleInit,
-      );
       this.admission
-        .admit(context)
+        .admit(req)
         .then((admission) => {
           applyAdmission(res, admission, { requireKey: false });
           next();

@@ -1,6 +1,5 @@
-import type { ExecutionContext, Type } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
-import type { Application, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Application, RequestHandler } from 'express';
 
 /**
  * Internal: the order in which NestApplication.init sets up Express (checked against
@@ -24,37 +23,4 @@ export function useBehindRoutes(adapterHost: HttpAdapterHost, path: string, hand
   const escaped = path.replace(/\/+$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   app.use(new RegExp(`^${escaped}(?=/|$)`, 'i'), handler);
   return true;
-}
-
-/**
- * Internal: the shape of Nest's ExecutionContext (ExecutionContextHost in @nestjs/core 12.5.1),
- * built by hand for a request that reached no route, so code written for guards (the
- * throttlers' limit functions) can run on it. Nest builds a context only for a matched route,
- * and its ExecutionContextHost is not part of the public API. `getClass` and `getHandler`
- * answer the given class and method, as they would for a route of that class. Canary:
- * after-routes.spec.ts compares it with the context Nest gives a guard.
- */
-export function httpExecutionContext(
-  req: Request,
-  res: Response,
-  next: NextFunction,
-  cls: Type<unknown>,
-  handler: (...args: never[]) => unknown,
-): ExecutionContext {
-  const args = [req, res, next];
-  const unavailable = (): never => {
-    throw new Error('not an RPC or WebSocket context');
-  };
-  const context = {
-    getType: () => 'http',
-    getArgs: () => args,
-    getArgByIndex: (i: number) => args[i],
-    getClass: () => cls,
-    getHandler: () => handler,
-    switchToHttp: () => ({ getRequest: () => req, getResponse: () => res, getNext: () => next }),
-    switchToRpc: unavailable,
-    switchToWs: unavailable,
-  };
-  // The generic getters (getRequest<T>(), getType<T>()) cannot be typed by an object literal.
-  return context as unknown as ExecutionContext;
 }

@@ -11,9 +11,8 @@
  *   (@nestjs/core 12.5.1).
  * - socket-response.ts: `socket._httpMessage`, the response node:http writes on a connection
  *   (Node 20.20.2).
- * - after-routes.ts: NestApplication.init's order (routes, onModuleInit, not-found handler), and
- *   the shape of Nest's ExecutionContext, built by hand for an unmatched request
- *   (@nestjs/core 12.5.1, @nestjs/common 12.5.1, express 5.3.0).
+ * - after-routes.ts: NestApplication.init's order (routes, onModuleInit, not-found handler)
+ *   (@nestjs/core 12.5.1, express 5.3.0).
  * - helmet-recorder.ts: helmet's middleware being synchronous and setting headers only through
  *   setHeader/removeHeader (helmet 8.3.0).
  * - validation-metadata.ts: class-validator's metadata storage, to list a DTO's fields
@@ -24,7 +23,7 @@
  *
  * This folder is kernel: it imports packages only, never a feature.
  */
-export { httpExecutionContext, useBehindRoutes } from './after-routes.js';
+export { useBehindRoutes } from './after-routes.js';
 export { recordHeaders, type RecordedHeaders } from './helmet-recorder.js';
 export { allowedMethods, isMiddlewareRoute } from './route-table.js';
 export { interceptedClient, type QueryCallback } from './pg-client-query.js';

@@ -1,15 +1,13 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
+import { PLANS, type Plan } from '../api-keys/plans.js';
 import { ApiKeyAuth } from '../auth/api-key-auth.decorator.js';
 import { ApiErrorResponses } from '../errors/api-responses.decorator.js';
 import { NoQueryParametersPipe } from '../http/no-query-parameters.pipe.js';
-import { requestContext } from '../request-context/request-context.js';
+import { requestContext, type RequestQuota, type RequestQuotaWindow } from '../request-context/request-context.js';
 import { RateLimitDto, RateLimitWindowDto } from './dto/rate-limit.dto.js';
 import { QUOTA_READS_PER_MINUTE } from './quota-reads.js';
-import type { QuotaRead } from './rate-limiter.js';
-import type { WindowState } from './rate-limit.windows.js';
-import type { Principal } from '../auth/auth.types.js';
 
 /** The caller's own rate limits, read without spending them (docs/rate-limits.md, "Reading your quota"). */
 @ApiTags('rate-limits')
@@ -25,23 +23,27 @@ export class RateLimitController {
   @ApiResponse({ status: 200, description: "The API key's rate limits.", type: RateLimitDto })
   @ApiErrorResponses(400, 429, 500, 503)
   get(@Req() req: Request, @Query(NoQueryParametersPipe) _query: void): RateLimitDto {
-    // AdmissionGuard read the quota (AdmissionService, step 5): a route of this controller is
-    // never reached without it.
-    const admission = requestContext(req).admission as unknown as { principal: Principal; quota: QuotaRead };
-    return toDto(admission.principal, admission.quota);
+    // AdmissionGuard read the quota (AdmissionService, step 5) and recorded it with the key's
+    // principal in the request context: a route of this controller is never reached without them.
+    const admission = requestContext(req).admission;
+    const plan = PLANS.find((p) => p === admission?.principal?.plan);
+    if (plan === undefined || admission?.quota === undefined) {
+      throw new Error('GET /v1/rate_limit reached without a valid key and its quota read by admission');
+    }
+    return toDto(plan, admission.quota);
   }
 }
 
-function toDto(principal: Principal, quota: QuotaRead): RateLimitDto {
+function toDto(plan: Plan, quota: RequestQuota): RateLimitDto {
   const windows: Record<string, RateLimitWindowDto> = {};
   for (const w of quota.windows) windows[w.name] = toWindow(w);
   return {
-    plan: principal.plan,
+    plan,
     limits: { minute: windows.minute, day: windows.day },
     banned: quota.bannedUntilMs === undefined ? null : { until: Math.ceil(quota.bannedUntilMs / 1000) },
   };
 }
 
-function toWindow(w: WindowState): RateLimitWindowDto {
+function toWindow(w: RequestQuotaWindow): RateLimitWindowDto {
   return { limit: w.limit, remaining: Math.max(0, w.limit - w.count), reset: Math.ceil(w.resetMs / 1000) };
 }

@@ -43,9 +43,10 @@ export function createRateLimitStore(
 export class RateLimitStoreModule {}
 
 /**
- * Plan rate limits (docs/rate-limits.md). ThrottlerModule holds the two named windows and the
- * service's store as its storage; RateLimiter counts a request with them, for the admission module.
- * GET /v1/rate_limit answers a key's own quota, read by the admission module without counting.
+ * Plan rate limits (docs/rate-limits.md). ThrottlerModule holds the two named windows (THROTTLERS,
+ * made from WINDOWS) and the service's store as its storage; RateLimiter counts a request in those
+ * windows with that store, for the admission module. GET /v1/rate_limit answers a key's own
+ * quota, read by the admission module without counting.
  */
 @Module({
   controllers: [RateLimitController],

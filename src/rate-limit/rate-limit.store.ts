@@ -22,9 +22,10 @@ export function counterName(subject: string): string {
 /**
  * Where the counters live (process memory or Redis). `consume` decides one request against
  * all of its windows and the ban in a single atomic step (one Redis round trip). The store is
- * also handed to ThrottlerModule as its `storage`, so the stock in-memory storage (a timer per
- * hit) is never created; `increment` implements @nestjs/throttler's ThrottlerStorage on top of
- * `consume` for anything that calls it directly.
+ * also handed to ThrottlerModule as its `storage` (the option takes a ThrottlerStorage), so the
+ * stock in-memory storage (a timer per hit) is never created. The service never calls
+ * `increment`: it implements ThrottlerStorage on top of `consume` for @nestjs/throttler's own
+ * guard, were a route to use it, counting under names of their own (`throttler:<key>`).
  */
 export abstract class RateLimitStore implements ThrottlerStorage {
   constructor(protected readonly clock: Clock) {}

@@ -115,7 +115,7 @@ export interface RateLimitHeaders {
  * request can succeed.
  *
  * Runs on every /v1 request, so the values are written with plain concatenation. Window names
- * come from the code (THROTTLERS: `minute`, `day`), so they need no Structured Field escaping.
+ * come from the code (WINDOWS: `minute`, `day`), so they need no Structured Field escaping.
  */
 export function rateLimitHeaders(result: ConsumeResult, nowMs: number): RateLimitHeaders {
   const w = closestToExhaustion(result.windows);

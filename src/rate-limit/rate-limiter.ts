@@ -1,11 +1,5 @@
-import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import {
-  InjectThrottlerOptions,
-  InjectThrottlerStorage,
-  normalizeIp,
-  type ThrottlerModuleOptions,
-  type ThrottlerOptions,
-} from '@nestjs/throttler';
+import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { normalizeIp, type ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { isIP } from 'node:net';
 import type { Principal } from '../auth/auth.types.js';
@@ -63,21 +57,36 @@ export function addressSubject(address: string): RateLimitSubject {
   return { id: `ip:${address}`, plan: 'anonymous', ...PLAN_LIMITS.free };
 }
 
-/** The subject a request is being counted against; the free plan's rates until one is chosen. */
-function subjectOf(context: ExecutionContext): Limits {
-  return requestContext(context.switchToHttp().getRequest<Request>()).admission?.subject ?? PLAN_LIMITS.free;
+/**
+ * The windows every subject is counted in, one typed table: a UTC minute and a UTC day, each
+ * with the subject's own limit (its key's plan, or the free plan per address). The rate
+ * limiter counts with it; THROTTLERS, ThrottlerModule's configuration, is made from it.
+ */
+export const WINDOWS = [
+  { name: 'minute', ttlMs: 60_000, limitOf: (s: Limits) => s.perMinute, words: 'per minute' },
+  { name: 'day', ttlMs: 86_400_000, limitOf: (s: Limits) => s.perDay, words: 'per day' },
+] as const satisfies readonly { name: string; ttlMs: number; limitOf: (s: Limits) => number; words: string }[];
+
+/** A subject's windows with their limits, as the store counts them. */
+export function windowsOf(subject: Limits): WindowSpec[] {
+  return WINDOWS.map((w) => ({ name: w.name, ttlMs: w.ttlMs, limit: w.limitOf(subject) }));
 }
 
 /**
- * The two named throttlers of ThrottlerModule: a UTC minute and a UTC day, whose limits are
- * those of the request's subject (the key's plan, or the free plan per address).
+ * The windows as ThrottlerModule's named throttlers, where the plan limits are configured for
+ * @nestjs/throttler: each limit is that of the subject admission recorded in the request
+ * context (the free plan's before admission). Only @nestjs/throttler's own guard and
+ * decorators would call these functions; the service counts with RateLimiter, which takes the
+ * subject as an argument.
  */
-export const THROTTLERS: ThrottlerOptions[] = [
-  { name: 'minute', ttl: 60_000, limit: (context) => subjectOf(context).perMinute },
-  { name: 'day', ttl: 86_400_000, limit: (context) => subjectOf(context).perDay },
-];
+export const THROTTLERS: ThrottlerOptions[] = WINDOWS.map((w) => ({
+  name: w.name,
+  ttl: w.ttlMs,
+  limit: (context: ExecutionContext) =>
+    w.limitOf(requestContext(context.switchToHttp().getRequest<Request>()).admission?.subject ?? PLAN_LIMITS.free),
+}));
 
-const WINDOW_WORDS: Record<string, string> = { minute: 'per minute', day: 'per day' };
+const WINDOW_WORDS: Record<string, string> = Object.fromEntries(WINDOWS.map((w) => [w.name, w.words]));
 
 /** One request counted against its subject: the store's decision, the headers, and the 429 if refused. */
 export interface RateLimitDecision {
@@ -95,29 +104,25 @@ export interface QuotaRead extends PeekResult {
 }
 
 /**
- * Counts requests against their subject in every window of ThrottlerModule's named throttlers,
- * with one call of ThrottlerModule's storage (the service's RateLimitStore: at most one Redis
- * round trip for both windows and the ban), and says what the headers and 429s of docs/api.md
- * ("Rate limits") say about it.
+ * Counts requests against their subject in every window of WINDOWS, with one call of the
+ * service's RateLimitStore (ThrottlerModule's storage: at most one Redis round trip for both
+ * windows and the ban), and says what the headers and 429s of docs/api.md ("Rate limits") say
+ * about it.
  */
 @Injectable()
 export class RateLimiter {
-  private readonly throttlers: ThrottlerOptions[];
   private readonly reads = new QuotaReads();
 
   constructor(
-    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
-    @InjectThrottlerStorage() private readonly store: RateLimitStore,
+    private readonly store: RateLimitStore,
     private readonly clock: Clock,
     @Inject(rateLimitConfig.token) private readonly config: RateLimitConfig,
     private readonly metrics: MetricsService,
-  ) {
-    this.throttlers = Array.isArray(options) ? options : options.throttlers;
-  }
+  ) {}
 
-  /** Counts the request of `context` against the subject its admission names. */
-  async count(context: ExecutionContext, subject: RateLimitSubject): Promise<RateLimitDecision> {
-    const windows = await this.windows(context);
+  /** Counts one request against `subject`, in the subject's windows. */
+  async count(subject: RateLimitSubject): Promise<RateLimitDecision> {
+    const windows = windowsOf(subject);
     const nowMs = this.clock.now().getTime();
     const result = await this.store.consume({
       subject: subject.id,
@@ -155,8 +160,8 @@ export class RateLimiter {
    * nothing, and the rate-limit headers that describe them (X-RateLimit-Remaining is what is
    * left before that request).
    */
-  async read(context: ExecutionContext, subject: RateLimitSubject): Promise<QuotaRead> {
-    const windows = await this.windows(context);
+  async read(subject: RateLimitSubject): Promise<QuotaRead> {
+    const windows = windowsOf(subject);
     const nowMs = this.clock.now().getTime();
     const peeked = await this.store.peek({
       subject: subject.id,
@@ -168,24 +173,6 @@ export class RateLimiter {
     const banned = peeked.bannedUntilMs !== undefined;
     const headers = rateLimitHeaders({ outcome: banned ? 'banned' : 'allowed', ...peeked }, nowMs);
     return { ...peeked, nowMs, headers };
-  }
-
-  /** The request's windows from the named throttlers (their ttl and limit may be functions of the request). */
-  private async windows(context: ExecutionContext): Promise<WindowSpec[]> {
-    return Promise.all(
-      this.throttlers.map(async (throttler) => {
-        const resolve = async (value: ThrottlerOptions['ttl'] | ThrottlerOptions['limit']): Promise<number> => {
-          const n = typeof value === 'function' ? await value(context) : value;
-          if (!Number.isSafeInteger(n) || n < 0) throw new Error(`throttler ${throttler.name}: not a count: ${n}`);
-          return n;
-        };
-        return {
-          name: throttler.name as string,
-          ttlMs: await resolve(throttler.ttl),
-          limit: await resolve(throttler.limit),
-        };
-      }),
-    );
   }
 
   private refusal(result: ConsumeResult, nowMs: number, subject: RateLimitSubject): ApiError {

@@ -8,6 +8,21 @@ export interface RequestPrincipal {
   readonly plan: string;
 }
 
+/** One rate-limit window of a quota read: its limit, the requests counted in it, its reset (Unix ms). */
+export interface RequestQuotaWindow {
+  readonly name: string;
+  readonly limit: number;
+  readonly count: number;
+  readonly resetMs: number;
+}
+
+/** A key's quota as admission read it without counting (the rate limiter's QuotaRead is one). */
+export interface RequestQuota {
+  readonly windows: readonly RequestQuotaWindow[];
+  /** Set while the subject is banned: when the ban ends (Unix ms). */
+  readonly bannedUntilMs?: number;
+}
+
 /**
  * What admission decided about a request: who sent it (a valid key's principal, if any) and
  * whom it is counted against. The admission module's Admission is one, with the rest of its
@@ -16,6 +31,8 @@ export interface RequestPrincipal {
 export interface RequestAdmission {
   readonly principal?: RequestPrincipal;
   readonly subject: { readonly id: string; readonly plan: string; readonly perMinute: number; readonly perDay: number };
+  /** On a route that reads the key's quota instead of counting it (GET /v1/rate_limit), the quota read. */
+  readonly quota?: RequestQuota;
 }
 
 /** Why a request met the database's failure, for database_errors_total (set by the exception filter). */
