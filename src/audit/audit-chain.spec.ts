@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { readMigrations } from '../database/migrator.js';
-import { canonicalEntry, entryHash, GENESIS_HASH, verifyChain, type ChainEntry } from './audit-chain.js';
+import { canonicalEntry, chainFields, entryHash, GENESIS_HASH, verifyChain, type ChainEntry } from './audit-chain.js';
 
 // PGlite starts and migrates in seconds on a busy machine.
 jest.setTimeout(120_000);
@@ -49,18 +49,7 @@ describe('the audit chain computed in Node and by the migration’s SQL', () => 
           ),
         }),
         async (entry) => {
-          const args = [
-            entry.prevHash,
-            entry.id.toString(),
-            entry.at.toISOString(),
-            entry.actorKind,
-            entry.actor,
-            entry.actorTokenId?.toString() ?? null,
-            entry.action,
-            entry.keyId?.toString() ?? null,
-            entry.adminTokenId?.toString() ?? null,
-            JSON.stringify(entry.changes),
-          ];
+          const args = chainFields({ ...entry, changes: JSON.stringify(entry.changes) });
           const call = `($1, $2::bigint, $3::timestamptz, $4, $5, $6::bigint, $7, $8::bigint, $9::bigint, $10::jsonb)`;
           const {
             rows: [sql],

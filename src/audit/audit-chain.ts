@@ -26,8 +26,9 @@ export interface ChainEntry {
   hash: string;
 }
 
-export function canonicalEntry(entry: Omit<ChainEntry, 'hash'>): string {
-  const fields = [
+/** The fields the chain covers, in the order audit_entry_canonical() takes them; null where absent. */
+export function chainFields(entry: Omit<ChainEntry, 'hash'>): (string | null)[] {
+  return [
     entry.prevHash,
     entry.id.toString(),
     entry.at.toISOString(),
@@ -39,7 +40,12 @@ export function canonicalEntry(entry: Omit<ChainEntry, 'hash'>): string {
     entry.adminTokenId?.toString() ?? null,
     entry.changes,
   ];
-  return fields.map((f) => (f === null ? '~\n' : `${Buffer.byteLength(f, 'utf8')}:${f}\n`)).join('');
+}
+
+export function canonicalEntry(entry: Omit<ChainEntry, 'hash'>): string {
+  return chainFields(entry)
+    .map((f) => (f === null ? '~\n' : `${Buffer.byteLength(f, 'utf8')}:${f}\n`))
+    .join('');
 }
 
 export function entryHash(entry: Omit<ChainEntry, 'hash'>): string {
