@@ -71,7 +71,11 @@ export class AuditLogRepository {
     }));
   }
 
-  /** Every entry as the hash chain covers it, oldest first, read `batch` at a time. */
+  /**
+   * Every entry as the hash chain covers it, oldest first, read `batch` at a time. The order is the
+   * table's int64 column ("audit_log"."id"), not the text column of the same name the select
+   * makes, which would put entry 10 before entry 2.
+   */
   async *chain(batch = 1_000): AsyncGenerator<ChainEntry> {
     let after: bigint | null = null; // ids below 1 too: an entry slipped in with id 0 is read
     for (;;) {
@@ -80,7 +84,7 @@ export class AuditLogRepository {
       >`SELECT "id"::text AS "id", "at", "actor_kind" AS "actorKind", "actor", "actor_token_id"::text AS "actorTokenId",
                "action", "key_id"::text AS "keyId", "admin_token_id"::text AS "adminTokenId",
                "changes"::text AS "changes", "prev_hash" AS "prevHash", "hash"
-          FROM "audit_log" WHERE ${after}::bigint IS NULL OR "id" > ${after}::bigint ORDER BY "id" LIMIT ${batch}::int`;
+          FROM "audit_log" WHERE ${after}::bigint IS NULL OR "id" > ${after}::bigint ORDER BY "audit_log"."id" LIMIT ${batch}::int`;
       for (const row of rows) {
         const big = (v: string | null) => (v === null ? null : BigInt(v));
         yield {
