@@ -551,6 +551,23 @@ describeIfPostgres('the apikey tool: admin tokens, changes and the audit log (Po
     });
     expect(JSON.stringify(entries)).not.toContain(key.key.slice(13));
   });
+
+  it('records the person APIKEY_ACTOR names as cli:<name>, and refuses a name the log could misread', async () => {
+    const key = await json<Listed & { key: string }>(['create', '--name', 'Named', '--plan', 'free'], {
+      ...env,
+      APIKEY_ACTOR: 'alice.ops@example',
+    });
+    for (const bad of ['system:credential-revocation', 'alice smith', 'x'.repeat(65), 'evil\u001b[2J']) {
+      const run = await tool(['revoke', String(key.id)], { ...env, APIKEY_ACTOR: bad });
+      expect(run).toMatchObject({ code: 78, stderr: expect.stringMatching(/APIKEY_ACTOR must be 1 to 64 letters/) });
+    }
+    await json(['revoke', String(key.id)], { ...env, APIKEY_ACTOR: 'bob' });
+    const entries = (await audit()).filter((e) => e.key_id === String(key.id));
+    expect(entries.map((e) => [e.action, e.actor, e.actor_kind])).toEqual([
+      ['key.created', 'cli:alice.ops@example', 'key_tool'],
+      ['key.revoked', 'cli:bob', 'key_tool'],
+    ]);
+  });
 });
 
 describeIfPostgres('the apikey tool on an unmigrated PostgreSQL database', () => {

@@ -3,7 +3,7 @@ import { databaseConfig } from '../config/database.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
 import { escapeUnsafeText } from '../http/names.js';
 import { Command, parseCommand, USAGE, UsageError } from './apikey.args.js';
-import { cliActor, KeyStore, openKeyStore, perform } from './apikey.operations.js';
+import { ACTOR_NAME, cliActor, KeyStore, openKeyStore, perform } from './apikey.operations.js';
 import { explainFailure, explainOpenFailure, render } from './apikey.output.js';
 
 /** Where the tool writes, and the environment it reads its configuration from. */
@@ -47,6 +47,14 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     io.out(USAGE);
     return 0;
   }
+  // Who runs the tool, for the audit log: read by the tool alone, never by the server.
+  const actorName = io.env.APIKEY_ACTOR === '' ? undefined : io.env.APIKEY_ACTOR;
+  if (actorName !== undefined && !ACTOR_NAME.test(actorName)) {
+    io.err(
+      `apikey: APIKEY_ACTOR must be 1 to 64 letters, digits and ._@- (the audit log records cli:<APIKEY_ACTOR>), got "${escapeUnsafeText(actorName.slice(0, 100))}"\n`,
+    );
+    return EX_CONFIG;
+  }
   // The database's settings and the API key secrets, nothing of the server's.
   const config = await loadConfigOrReport({ database: databaseConfig, apiKeys: apiKeysConfig }, io.env, io.err);
   if (!config) return EX_CONFIG;
@@ -59,7 +67,7 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     return 1;
   }
   try {
-    const outcome = await perform(cmd, store, cliActor());
+    const outcome = await perform(cmd, store, cliActor(actorName));
     io.out(render(outcome, cmd.json));
     return outcome.kind === 'audit-verify' && !outcome.verdict.ok ? EX_AUDIT_BROKEN : 0;
   } catch (err) {

@@ -41,11 +41,16 @@ export class NoSuchKeyError extends Error {
   }
 }
 
+/** What APIKEY_ACTOR may hold: a person's name or login as the audit log shows it after `cli:`. */
+export const ACTOR_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
+
 /**
- * The audit log's actor for the key tool: the operating-system user who runs it (the uid when the
- * user has no name, as in a container without a passwd entry), written cli:<user>.
+ * The audit log's actor for the key tool, written cli:<user>: `named` (APIKEY_ACTOR, the person an
+ * operator says runs it, as inside a container where every user is `node`), else the
+ * operating-system user who runs it (the uid when the user has no name).
  */
-export function cliActor(): Actor {
+export function cliActor(named?: string): Actor {
+  if (named !== undefined) return { kind: 'key_tool', user: named };
   try {
     return { kind: 'key_tool', user: userInfo().username };
   } catch {

@@ -1,6 +1,8 @@
 import { checkDataDir } from './data-dir.js';
 import { defineConfig, type ConfigOf } from './define-config.js';
 import { int, str, url, type Reader } from './env.js';
+import { refusePublicPassword } from './placeholder-passwords.js';
+import { runtimeConfig } from './runtime.config.js';
 
 /**
  * The database: PostgreSQL, or the embedded one; its pool, timeouts and migrations. Its
@@ -9,8 +11,12 @@ import { int, str, url, type Reader } from './env.js';
  */
 export const databaseConfig = defineConfig(
   'database',
-  (env) => {
+  (env, use) => {
+    const production = use(runtimeConfig).nodeEnv === 'production';
     const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+    const directUrl = url(env, 'DIRECT_URL', ['postgres:', 'postgresql:']);
+    refusePublicPassword(env, 'DATABASE_URL', databaseUrl, production);
+    refusePublicPassword(env, 'DIRECT_URL', directUrl, production);
     return {
       /** PostgreSQL connection string; undefined selects the embedded database (PGlite). */
       databaseUrl,
@@ -20,7 +26,7 @@ export const databaseConfig = defineConfig(
        */
       dbPooler: poolerFlag(env, databaseUrl),
       /** PostgreSQL itself, bypassing the pooler, for the migrate command (Prisma's directUrl). */
-      directUrl: url(env, 'DIRECT_URL', ['postgres:', 'postgresql:']),
+      directUrl,
       /** Data directory of the embedded database. */
       dataDir: str(env, 'DATA_DIR', './data'),
       dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),

@@ -1,5 +1,7 @@
 import { defineConfig, type ConfigOf } from './define-config.js';
 import { int, optional, url, type Reader } from './env.js';
+import { refusePublicPassword } from './placeholder-passwords.js';
+import { runtimeConfig } from './runtime.config.js';
 
 export interface RedisNode {
   host: string;
@@ -25,8 +27,9 @@ export type RedisTarget =
     };
 
 /** The Redis shared by the instances (rate limits; readiness checks it). */
-export const redisConfig = defineConfig('redis', (env) => {
+export const redisConfig = defineConfig('redis', (env, use) => {
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  refusePublicPassword(env, 'REDIS_URL', redisUrl, use(runtimeConfig).nodeEnv === 'production');
   return {
     redisUrl,
     /** Undefined: no Redis (rate limits count in memory). */

@@ -24,7 +24,7 @@ const FIXED_IN_INSTANCES: Environment = {
   PORT: '3000',
   HOST: '0.0.0.0',
   TRUST_PROXY: '1',
-  DATABASE_URL: 'postgresql://animal_app:animal_app@pgbouncer:6432/animal_store?pgbouncer=true',
+  DATABASE_URL: 'postgresql://animal_app:REPLACE-ME-app-db-password@pgbouncer:6432/animal_store?pgbouncer=true',
   DIRECT_URL: '',
   DATA_DIR: '/app/data',
   MIGRATIONS_DIR: 'prisma/migrations',
@@ -41,7 +41,7 @@ const FIXED_IN_INSTANCES: Environment = {
 /** What the stack fixes in the migrate job: the pooled URL (for its role's timeout), PostgreSQL itself, the image's paths. */
 const FIXED_IN_MIGRATE: Environment = {
   DATABASE_URL: FIXED_IN_INSTANCES.DATABASE_URL,
-  DIRECT_URL: 'postgresql://animal:animal@postgres:5432/animal_store',
+  DIRECT_URL: 'postgresql://animal:REPLACE-ME-postgres-password@postgres:5432/animal_store',
   DATA_DIR: '/app/data',
   MIGRATIONS_DIR: 'prisma/migrations',
 };
