@@ -61,23 +61,26 @@ fi
 stats_url=${STATS_URL:-http://127.0.0.1:$(env_value HAPROXY_STATS_PORT | grep . || echo 8404)/metrics}
 up_timeout=${UP_TIMEOUT:-180}
 
-# 2. What changed: the configuration's hash against the running container's label.
+# 2. What changed: the configuration's hash against the running container's label (three calls:
+# compose is slow to start).
 container() { compose ps -q "$1" 2>/dev/null | head -1; }
-running_hash() {
-  id=$(container "$1")
-  [ -n "$id" ] || return 0
-  $ENGINE inspect --format '{{index .Config.Labels "com.docker.compose.config-hash"}}' "$id"
-}
+wanted_hashes=$(compose config --hash='*')
+ids=$(compose ps -q 2>/dev/null || true)
+running_hashes=
+if [ -n "$ids" ]; then
+  # shellcheck disable=SC2086
+  running_hashes=$($ENGINE inspect --format '{{index .Config.Labels "com.docker.compose.service"}} {{index .Config.Labels "com.docker.compose.config-hash"}}' $ids)
+fi
 # A service without a container is new (an instance added: created) or not in use (another
 # profile's: left alone).
 changed=
-for service in $(compose config --services); do
-  running=$(running_hash "$service")
+for service in $(echo "$wanted_hashes" | awk '{ print $1 }'); do
+  running=$(echo "$running_hashes" | awk -v s="$service" '$1 == s { print $2; exit }')
   if [ -z "$running" ]; then
     case $service in app[0-9]*) changed="$changed $service" ;; esac
     continue
   fi
-  wanted=$(compose config --hash="$service" | awk '{ print $2 }')
+  wanted=$(echo "$wanted_hashes" | awk -v s="$service" '$1 == s { print $2; exit }')
   if [ "$running" != "$wanted" ]; then changed="$changed $service"; fi
 done
 say "changed:${changed:- nothing}"
@@ -106,7 +109,7 @@ if in_changed migrate; then
 fi
 
 # 4. The instances, one at a time.
-instances=$(compose config --services | grep -E '^app[0-9]+$' || true)
+instances=$(echo "$wanted_hashes" | awk '{ print $1 }' | grep -E '^app[0-9]+$' || true)
 for service in $instances; do
   in_changed "$service" || continue
   for other in $instances; do

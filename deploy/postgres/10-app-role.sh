@@ -19,10 +19,15 @@
 # on every new table), triggers refuse them whoever connects, and entries go in through the
 # database function append_audit_entry().
 set -eu
-: "${APP_DB_USER:?set APP_DB_USER}" "${APP_DB_PASSWORD:?set APP_DB_PASSWORD}"
+: "${APP_DB_USER:?set APP_DB_USER}"
+# The password: APP_DB_PASSWORD when given, else none yet (the compose stack's app-role job sets it).
 psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
-  -v app_user="$APP_DB_USER" -v app_password="$APP_DB_PASSWORD" -v owner="$POSTGRES_USER" -v db="$POSTGRES_DB" <<'SQL'
-CREATE ROLE :"app_user" LOGIN PASSWORD :'app_password' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION;
+  -v app_user="$APP_DB_USER" -v app_password="${APP_DB_PASSWORD:-}" -v owner="$POSTGRES_USER" -v db="$POSTGRES_DB" <<'SQL'
+CREATE ROLE :"app_user" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION;
+SELECT :'app_password' <> '' AS has_password \gset
+\if :has_password
+ALTER ROLE :"app_user" PASSWORD :'app_password';
+\endif
 REVOKE ALL ON DATABASE :"db" FROM PUBLIC;
 GRANT CONNECT ON DATABASE :"db" TO :"app_user";
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
