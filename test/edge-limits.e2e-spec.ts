@@ -318,7 +318,7 @@ describeEachDatabase('the edge decides by the contract, on %s', (kind) => {
             const before = await door.stored();
             const res = await withFields(count);
             if (count > MAX_HEADER_FIELDS) {
-              expectErrorBody(res, 431, 'payload_too_large', /header fields/);
+              expectErrorBody(res, 431, 'headers_too_large', /header fields/);
               expect(await door.stored()).toBe(before);
             } else {
               expect(res.status).toBe(201);
@@ -384,7 +384,7 @@ describeEachDatabase('the edge decides by the contract, on %s', (kind) => {
     it('answers 1,995 small headers then an Idempotency-Key with 431, twice, storing nothing', async () => {
       for (let i = 0; i < 2; i++) {
         const res = await expectNothingStored(() => create(2000, `many-${kind}`));
-        expectErrorBody(res, 431, 'payload_too_large');
+        expectErrorBody(res, 431, 'headers_too_large');
         expect(res.headers['x-request-id']).toMatch(/\S/);
       }
     });

@@ -50,11 +50,11 @@ describeEachDatabase('the request id in Error bodies on %s', (kind) => {
       port,
       buildRequest({ target: '/v1/pets', headers: [`X-Padding: ${'a'.repeat(20_000)}`] }),
     );
-    expectErrorBody(oversized, 431, 'payload_too_large');
+    expectErrorBody(oversized, 431, 'headers_too_large');
     const expectation = await rawExchange(
       port,
       buildRequest({ target: '/v1/pets', headers: ['Expect: teapot', 'X-Request-Id: expect-7'] }),
     );
-    expect(expectErrorBody(expectation, 417, 'invalid_parameter').requestId).toBe('expect-7');
+    expect(expectErrorBody(expectation, 417, 'expectation_failed').requestId).toBe('expect-7');
   });
 });

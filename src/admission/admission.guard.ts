@@ -36,7 +36,7 @@ export class AdmissionGuard implements CanActivate {
     applyAdmission(http.getResponse<Response>(), admission);
     const scope = route.scope;
     if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {
-      throw new ApiError(403, 'insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
+      throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
         headers: { 'WWW-Authenticate': insufficientScopeChallenge(scope) },
       });
     }

@@ -220,7 +220,7 @@ const DOCS_FILES = new Set([
 
 function onlyDocsFiles(req: Request, res: Response, next: () => void): void {
   if (DOCS_FILES.has(req.path)) return next();
-  const error = new ApiError(404, 'route_not_found', `No route matches ${req.method} /docs${req.path}.`);
+  const error = new ApiError('route_not_found', `No route matches ${req.method} /docs${req.path}.`);
   // The edge has given every request its id before this runs.
   res
     .status(404)
