@@ -128,7 +128,7 @@ function documentCommonHeaders(doc: OpenAPIObject): void {
 /**
  * The OpenAPI document, generated from the code's decorators. What decorators cannot say
  * (the named `Pets` array schema, the headers every response carries) is added here;
- * test/openapi.snapshot.json pins the result, and test/openapi-lint.e2e-spec.ts lints it as
+ * test/openapi.snapshot.json pins the result, and test/docs/openapi-lint.e2e-spec.ts lints it as
  * served with Redocly's and Spectral's rules.
  *
  * It holds int64 bounds as bigints (9223372036854775807 has no exact double), so it must be
