@@ -34,7 +34,7 @@ echo "restore: replacing the database from $file"
 # shellcheck disable=SC2016 # $POSTGRES_* expand in the container
 compose exec -T postgres sh -c '
   set -e
-  dropdb --force --username "$POSTGRES_USER" "$POSTGRES_DB"
+  dropdb --if-exists --force --username "$POSTGRES_USER" "$POSTGRES_DB"
   pg_restore --exit-on-error --create --dbname postgres --username "$POSTGRES_USER"
 ' < "$file"
 echo "restore: starting$(printf ' %s' $instances)"
