@@ -70,7 +70,7 @@ describe('OpenAPI document', () => {
   });
 
   it('says what the contract requires', () => {
-    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.info.version).toBe('1.1.0');
     expect(doc.servers.map((s) => s.url)).toEqual(['https://api.example.test/v1', 'https://staging.example.test/v1']);
     const ops = Object.entries(doc.paths).flatMap(([p, methods]) =>
       Object.entries(methods).map(([m, op]) => [`${m.toUpperCase()} ${p}`, op] as const),
@@ -165,7 +165,7 @@ describe('OpenAPI document', () => {
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual({
       name: 'Animal Store API',
-      version: '1.0.0',
+      version: '1.1.0',
       docs: '/docs',
       openapi: '/openapi.json',
       api: '/v1',

@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'unknown_parameter',
   'missing_api_key',
   'invalid_api_key',
+  'invalid_signature',
   'api_key_expired',
   'insufficient_scope',
   'not_found',

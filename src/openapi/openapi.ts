@@ -138,7 +138,7 @@ export function buildOpenApiDocument(app: INestApplication, config: PublicUrlsCo
   const builder = new DocumentBuilder()
     .setTitle('Animal Store API')
     .setDescription(apiDescription())
-    .setVersion('1.0.0')
+    .setVersion('1.1.0')
     .setContact(CONTACT.name, '', CONTACT.email)
     .setLicense(LICENSE.name, LICENSE.url)
     .addServer(config.publicBaseUrl, 'Production')
