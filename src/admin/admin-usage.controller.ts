@@ -75,13 +75,13 @@ export class AdminUsageController {
       periods = await this.usage.usage(id, parseUsageQuery(query));
     } catch (err) {
       if (err instanceof UsageQueryError) {
-        throw new ApiError(400, 'invalid_parameter', err.message, {
+        throw new ApiError('invalid_parameter', err.message, {
           details: [{ field: err.parameter, message: err.message }],
         });
       }
       throw err;
     }
-    if (periods === null) throw new ApiError(404, 'not_found', `No API key has id ${id}.`);
+    if (periods === null) throw new ApiError('not_found', `No API key has id ${id}.`);
     return periods;
   }
 }

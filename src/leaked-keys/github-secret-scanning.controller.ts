@@ -44,7 +44,6 @@ export class GithubSecretScanningController {
         `refused a secret scanning report: signature ${refusal} (key ${JSON.stringify(keyId?.slice(0, 100))})`,
       );
       throw new ApiError(
-        401,
         'invalid_signature',
         'The report is not signed by a current GitHub secret scanning key: Github-Public-Key-Identifier and Github-Public-Key-Signature must verify over the body.',
         { headers: { 'WWW-Authenticate': 'Github-Public-Key-Signature realm="secret-scanning"' } },

@@ -39,7 +39,7 @@ const OPTIONAL_TEXT_FIELDS = ['type', 'url', 'source'] as const;
 export const MAX_REPORT_TEXT_LENGTH = 2_048;
 
 function invalid(message: string, field: string): ApiError {
-  return new ApiError(400, 'validation_failed', message, { details: [{ field, message }] });
+  return new ApiError('validation_failed', message, { details: [{ field, message }] });
 }
 
 /**

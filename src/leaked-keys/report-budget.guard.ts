@@ -38,7 +38,6 @@ export class ReportBudgetGuard implements CanActivate {
     this.metrics.leakedKeyReportRefused('credentials_revoke', 'rate_limit_exceeded');
     const retryAfter = retryAfterSeconds(result, nowMs);
     throw new ApiError(
-      429,
       'rate_limit_exceeded',
       `Too many reports from this client address (${REPORTS_PER_HOUR} per hour); retry after ${retryAfter} seconds.`,
       { headers: { 'Retry-After': String(retryAfter) } },

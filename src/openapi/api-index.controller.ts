@@ -18,7 +18,7 @@ export interface ApiIndex {
 
 const INDEX: ApiIndex = {
   name: 'Animal Store API',
-  version: '1.1.0',
+  version: '1.0.0',
   docs: DOCS_PATH,
   openapi: OPENAPI_PATH,
   api: '/v1',
