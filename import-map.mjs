@@ -34,4 +34,5 @@ export const FEATURES = {
   admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage'],
   cli: ['admin-tokens', 'api-keys', 'audit', 'usage'],
   usage: ['api-keys', 'metrics'],
+  'leaked-keys': ['api-keys', 'audit', 'auth', 'metrics', 'rate-limit'],
 };

@@ -9,6 +9,7 @@ import { Clock, SystemClock } from './time/clock.js';
 import { AppConfig, loadConfig } from './config/config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthModule } from './health/health.module.js';
+import { LeakedKeysModule } from './leaked-keys/leaked-keys.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OpenApiModule } from './openapi/openapi.module.js';
@@ -46,6 +47,7 @@ export class AppModule {
         AdmissionModule,
         HealthModule,
         PetsModule,
+        LeakedKeysModule.forRoot(config.leakedKeys),
         OpenApiModule,
         AdminListenerModule,
       ],

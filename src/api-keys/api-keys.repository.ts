@@ -63,6 +63,7 @@ const INFO_FIELDS = {
   expiresAt: true,
   previousExpiresAt: true,
   scopes: true,
+  leakedAt: true,
 } as const;
 
 export type InfoRow = {
@@ -78,7 +79,15 @@ export type InfoRow = {
   expiresAt: Date | null;
   previousExpiresAt: Date | null;
   scopes: string[];
+  leakedAt: Date | null;
 };
+
+/** A key one of whose secrets has a hash asked for (findSecretsByHashes). */
+export interface SecretsRow {
+  id: bigint;
+  hash: string;
+  previousHash: string | null;
+}
 
 /** The fields of a key an operator changes (ApiKeysService.update). */
 export interface ApiKeyFields {
@@ -178,6 +187,20 @@ export class ApiKeysRepository {
       data: { revokedAt: at },
     });
     return count === 1;
+  }
+
+  /** The keys whose current or previous secret has one of these hashes, in one statement. */
+  async findSecretsByHashes(hashes: string[]): Promise<SecretsRow[]> {
+    if (hashes.length === 0) return [];
+    return this.prisma.apiKey.findMany({
+      select: { id: true, hash: true, previousHash: true },
+      where: { OR: [{ hash: { in: hashes } }, { previousHash: { in: hashes } }] },
+    });
+  }
+
+  /** Records a reported leak at `at`, and revokes the key at the same instant when `revoke`. */
+  async recordLeak(id: bigint, at: Date, revoke: boolean, db: Db = this.prisma): Promise<void> {
+    await db.apiKey.update({ where: { id }, data: revoke ? { leakedAt: at, revokedAt: at } : { leakedAt: at } });
   }
 
   /** Sets what a change of the key gives (name, plan and limits, expiry). */

@@ -34,6 +34,8 @@ export interface ApiKeyInfo {
   previousExpiresAt: Date | null;
   /** What the key may do, in canonical order. */
   scopes: Scope[];
+  /** When a leak of the key was first reported (null: none was). */
+  leakedAt: Date | null;
 }
 
 /** Where a key stands at an instant, as the key tool lists it. */
@@ -68,6 +70,7 @@ export function keyRecord(info: ApiKeyInfo, now: Date) {
     expiresAt: info.expiresAt?.toISOString() ?? null,
     previousSecretExpiresAt: info.previousExpiresAt?.toISOString() ?? null,
     scopes: info.scopes,
+    leakedAt: info.leakedAt?.toISOString() ?? null,
     state: keyState(info, now),
   };
 }
@@ -105,6 +108,31 @@ export interface NewApiKey {
 function toInfo(row: InfoRow): ApiKeyInfo {
   return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay), scopes: storedScopes(row.scopes) };
 }
+
+/** A report of leaked secrets: who makes the change and where the secrets were found. */
+export interface LeakReport {
+  actor: Actor;
+  /** Where the secrets were seen (a GitHub report's URL), when the report says. */
+  url?: string;
+  /** true: revoke each live key reported; false: record the leak and leave the key working. */
+  revoke: boolean;
+}
+
+/**
+ * What a report did to the key of one secret: `revoked` or `notified` (the leak recorded now),
+ * `already_revoked` (revoked before), `already_reported` (its leak recorded before),
+ * `inactive` (expired, or a secret replaced by a roll whose overlap has ended), `not_found`
+ * (no key of ours). Only the first two change anything.
+ */
+export const LEAK_OUTCOMES = [
+  'revoked',
+  'notified',
+  'already_revoked',
+  'already_reported',
+  'inactive',
+  'not_found',
+] as const;
+export type LeakOutcome = (typeof LEAK_OUTCOMES)[number];
 
 /** The fields of a key the audit log follows: what an operator sets, never a secret or a hash. */
 function audited(info: ApiKeyInfo): Record<string, AuditValue> {
@@ -274,6 +302,69 @@ export class ApiKeysService {
     const { hash, previousHash, ...info } = done.row;
     this.changed([hash, previousHash]);
     return { info: toInfo(info), alreadyRevoked: done.alreadyRevoked };
+  }
+
+  /**
+   * Records a report of leaked secrets, given by their hashes: one statement finds the keys they
+   * belong to, then each live key is revoked (or only marked, `report.revoke` false) with
+   * `leakedAt` and one audit entry (`key.revoked` or `key.leaked`, reason `leaked`, the report's
+   * url) in its own transaction. A key reported again changes nothing and records nothing.
+   * The outcome of each hash asked for.
+   */
+  async recordLeaks(hashes: readonly string[], report: LeakReport): Promise<Map<string, LeakOutcome>> {
+    const unique = [...new Set(hashes)];
+    const outcomes = new Map<string, LeakOutcome>(unique.map((hash) => [hash, 'not_found']));
+    const rows = await this.repository.findSecretsByHashes(unique);
+    for (const row of rows) {
+      const reported = [row.hash, row.previousHash].filter((h): h is string => h !== null && outcomes.has(h));
+      const outcome = await this.recordLeak(row.id, reported, report);
+      for (const hash of reported) outcomes.set(hash, outcome.get(hash) ?? 'not_found');
+    }
+    return outcomes;
+  }
+
+  /**
+   * The one place a leak of a key is recorded: the key (whose secrets `hashes` were reported)
+   * locked, its state checked, the change and its audit entry in one transaction.
+   */
+  private async recordLeak(id: bigint, hashes: string[], report: LeakReport): Promise<Map<string, LeakOutcome>> {
+    const now = this.clock.now();
+    const done = await this.repository.transaction(async (tx) => {
+      const existing = await this.repository.lockInfoWithHashes(id, tx);
+      if (!existing) return null;
+      const outcomeOf = (hash: string): LeakOutcome => {
+        if (existing.revokedAt) return 'already_revoked';
+        if (existing.expiresAt && existing.expiresAt <= now) return 'inactive';
+        if (hash !== existing.hash && !(existing.previousExpiresAt && existing.previousExpiresAt > now)) {
+          return 'inactive';
+        }
+        if (existing.leakedAt) return 'already_reported';
+        return report.revoke ? 'revoked' : 'notified';
+      };
+      const outcomes = new Map(hashes.map((hash) => [hash, outcomeOf(hash)]));
+      const acting = [...outcomes.values()].find((o) => o === 'revoked' || o === 'notified');
+      if (acting === undefined) return { outcomes, row: existing, changed: false };
+      await this.repository.recordLeak(id, now, report.revoke, tx);
+      const at = instant(now);
+      await this.audit.append(tx, {
+        actor: report.actor,
+        action: report.revoke ? 'key.revoked' : 'key.leaked',
+        keyId: id,
+        adminTokenId: null,
+        changes: {
+          ...(report.revoke ? { revokedAt: { before: null, after: at } } : {}),
+          leakedAt: { before: null, after: at },
+          reason: { before: null, after: 'leaked' },
+          ...(report.url === undefined ? {} : { url: { before: null, after: report.url } }),
+        },
+      });
+      // Every secret of the key now reads as its key does: one leak recorded for the key.
+      for (const hash of hashes) if (outcomes.get(hash) !== 'inactive') outcomes.set(hash, acting);
+      return { outcomes, row: existing, changed: report.revoke };
+    });
+    if (!done) return new Map();
+    if (done.changed) this.changed([done.row.hash, done.row.previousHash]);
+    return done.outcomes;
   }
 
   /**

@@ -8,6 +8,7 @@ export const AUDIT_ACTIONS = [
   'key.updated',
   'key.rolled',
   'key.revoked',
+  'key.leaked',
   'admin_token.created',
   'admin_token.revoked',
 ] as const;

@@ -37,7 +37,7 @@ export function ApiKeyAuth(options: ApiKeyAuthOptions = {}): ClassDecorator & Me
     SetMetadata<string, AuthMode>(AUTH_MODE, 'api-key'),
     SetMetadata<string, KeyRoute>(KEY_ROUTE, route),
     ApiBearerAuth(BEARER_SCHEME),
-    ApiErrorResponses(401),
+    ApiErrorResponses({ status: 401, codes: ['missing_api_key', 'invalid_api_key', 'api_key_expired'] }),
   ];
   if (options.scope !== undefined) {
     decorators.push(

@@ -20,6 +20,7 @@ const free: ApiKeyInfo = {
   expiresAt: null,
   previousExpiresAt: null,
   scopes: ['pets:read', 'pets:write'],
+  leakedAt: null,
 };
 const big: ApiKeyInfo = {
   ...free,
@@ -45,6 +46,7 @@ const freeJson = {
   expiresAt: null,
   previousSecretExpiresAt: null,
   scopes: ['pets:read', 'pets:write'],
+  leakedAt: null,
   state: 'active',
 };
 const now = new Date('2026-01-05T00:00:00.000Z');
@@ -105,6 +107,19 @@ describe('apikey tool output', () => {
       expiresAt: '2026-01-10T00:00:00.000Z',
       previousSecretExpiresAt: '2026-01-06T00:00:00.000Z',
     });
+  });
+
+  it('shows when a leak of a key was reported, in its state and as leakedAt', () => {
+    const leaked = { ...free, id: 5n, revokedAt: revoked, leakedAt: revoked };
+    const notified = { ...free, id: 6n, leakedAt: revoked };
+    const text = render({ kind: 'list', keys: [leaked, notified], now }, false).split('\n');
+    expect(text[1]).toMatch(/ revoked 2026-01-04T00:00:00.000Z; leaked 2026-01-04T00:00:00.000Z$/);
+    expect(text[2]).toMatch(/ active; leaked 2026-01-04T00:00:00.000Z$/);
+    const json = JSON.parse(render({ kind: 'list', keys: [leaked, notified], now }, true)) as Record<string, unknown>[];
+    expect(json.map((k) => [k.state, k.leakedAt])).toEqual([
+      ['revoked', '2026-01-04T00:00:00.000Z'],
+      ['active', '2026-01-04T00:00:00.000Z'],
+    ]);
   });
 
   it("shows a rolled key's new secret once, and until when the old one works", () => {

@@ -22,6 +22,7 @@ function stateText(k: ApiKeyInfo, now: Date): string {
   let text = parts.join(' ');
   if (state !== 'revoked' && k.previousExpiresAt && k.previousExpiresAt > now)
     text += `; old secret until ${k.previousExpiresAt.toISOString()}`;
+  if (k.leakedAt) text += `; leaked ${k.leakedAt.toISOString()}`;
   return text;
 }
 

@@ -29,6 +29,7 @@ import { databaseConfig } from './database.config.js';
 import { loadSlices, type ConfigOf } from './define-config.js';
 import type { Env } from './env.js';
 import { healthConfig } from './health.config.js';
+import { leakedKeysConfig } from './leaked-keys.config.js';
 import { loggingConfig } from './logging.config.js';
 import { metricsConfig } from './metrics.config.js';
 import { publicUrlsConfig } from './public-urls.config.js';
@@ -59,6 +60,7 @@ export const CONFIG_SLICES = {
   tracing: tracingConfig,
   admin: adminConfig,
   usage: usageConfig,
+  leakedKeys: leakedKeysConfig,
 };
 
 /** The whole configuration, one validated slice per concern. */

@@ -50,7 +50,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-    if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="animal-store"');
+    // Every 401 carries a challenge (RFC 9110 §11.6.1): the bearer one unless the error names its own.
+    if (error.status === 401 && error.headers['WWW-Authenticate'] === undefined) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="animal-store"');
+    }
     // Headers describing a successful representation must not leak onto an error.
     res.removeHeader('Location');
     // The request edge gave the request its id; a request that did not pass through it (an app

@@ -37,11 +37,16 @@ export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
     },
   },
   401: {
-    meaning: 'The API key is missing, not valid (unknown, revoked or forged) or expired',
+    meaning:
+      'The API key is missing, not valid (unknown, revoked or forged) or expired; or a signed report is not signed by a current key',
     examples: {
       missing_api_key: { message: 'An API key is required: send it as "Authorization: Bearer <key>".' },
       invalid_api_key: { message: 'The API key is not valid: it is unknown or has been revoked.' },
       api_key_expired: { message: 'The API key expired at 2026-11-01T00:00:00.000Z; ask for a new one.' },
+      invalid_signature: {
+        message:
+          'The report is not signed by a current GitHub secret scanning key: Github-Public-Key-Identifier and Github-Public-Key-Signature must verify over the body.',
+      },
     },
     headers: {
       'WWW-Authenticate': {

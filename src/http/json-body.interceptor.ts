@@ -1,4 +1,13 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import {
+  applyDecorators,
+  CallHandler,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+  UseInterceptors,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import * as contentType from 'content-type';
 import type { Request, Response } from 'express';
 import getRawBody from 'raw-body';
@@ -12,6 +21,16 @@ export const MAX_BODY_BYTES = 16 * 1024;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
+/** Metadata key of an operation's body options (set by @JsonBody()). */
+const JSON_BODY_OPTIONS = 'animal-store:json-body';
+
+export interface JsonBodyOptions {
+  /** Largest body accepted, in bytes (413 beyond it); MAX_BODY_BYTES unless the operation states its own. */
+  maxBytes?: number;
+  /** true: the handler gets the raw bytes (a Buffer) of a body typed UTF-8 JSON, unparsed, for a signature over them. */
+  raw?: boolean;
+}
+
 /**
  * Reads and parses JSON request bodies. It runs as an interceptor, after the guards, so an
  * unauthenticated or rate-limited caller is refused before its body is read, and every
@@ -21,10 +40,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  */
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
+  constructor(private readonly reflector: Reflector) {}
+
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const http = context.switchToHttp();
     const req = http.getRequest<Request & { body?: unknown }>();
-    if (BODY_METHODS.has(req.method)) req.body = await readJsonBody(req, http.getResponse<Response>());
+    if (BODY_METHODS.has(req.method)) {
+      const options = this.reflector.get<JsonBodyOptions | undefined>(JSON_BODY_OPTIONS, context.getHandler()) ?? {};
+      const res = http.getResponse<Response>();
+      const maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
+      req.body = options.raw ? await readBodyBytes(req, res, maxBytes) : await readJsonBody(req, res, maxBytes);
+    }
     return next.handle();
   }
 }
@@ -35,7 +61,8 @@ export class JsonBodyInterceptor implements NestInterceptor {
  * Put it closest to the method, below any interceptor that needs the parsed body (Nest runs
  * method interceptors in the order their decorators are applied, bottom up).
  */
-export const JsonBody = (): MethodDecorator => UseInterceptors(JsonBodyInterceptor);
+export const JsonBody = (options: JsonBodyOptions = {}): MethodDecorator =>
+  applyDecorators(SetMetadata(JSON_BODY_OPTIONS, options), UseInterceptors(JsonBodyInterceptor));
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
@@ -43,13 +70,27 @@ function hasBody(req: Request): boolean {
 }
 
 /**
- * Reads the body of a request that has passed admission. A `Content-Encoding` other than
+ * Reads the body of a request that has passed admission and parses it as JSON (readBodyBytes,
+ * then parseJsonBytes); undefined when there is none.
+ */
+export async function readJsonBody(req: Request, res: Response, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+  const raw = await readBodyBytes(req, res, maxBytes);
+  return raw === undefined ? undefined : parseJsonBytes(raw);
+}
+
+/**
+ * The bytes of the body of a request that has passed admission, at most `maxBytes`, or
+ * undefined when there is none. A `Content-Encoding` other than
  * `identity` is a 415 (RFC 9110 §8.4: the service applies no coding, so it cannot read the
- * body as JSON). A client waiting on `Expect: 100-continue` is invited to send the body only
+ * body as JSON), and so is a type other than UTF-8 JSON. A client waiting on `Expect: 100-continue` is invited to send the body only
  * here, once the request is admitted and its head accepted (applyHttpEdge keeps Node from
  * answering 100 at once).
  */
-export async function readJsonBody(req: Request, res: Response): Promise<unknown> {
+export async function readBodyBytes(
+  req: Request,
+  res: Response,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<Buffer | undefined> {
   if (!hasBody(req)) return undefined;
   const coding = req.headers['content-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
@@ -72,14 +113,19 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
   if (/^100-continue$/i.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
   let raw: Buffer;
   try {
-    raw = await getRawBody(req, { limit: MAX_BODY_BYTES, length: req.headers['content-length'] });
+    raw = await getRawBody(req, { limit: maxBytes, length: req.headers['content-length'] });
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') {
-      throw new ApiError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+      throw new ApiError('payload_too_large', `The request body must be at most ${maxBytes} bytes.`);
     }
     throw new ApiError('malformed_json', 'The request body could not be read completely.');
   }
+  return raw;
+}
+
+/** A body's bytes as JSON: 400 when they are not UTF-8 or not JSON, or nest too deeply. */
+export function parseJsonBytes(raw: Buffer): unknown {
   let text: string;
   try {
     text = utf8.decode(raw);

@@ -123,6 +123,20 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly leakedKeyReports = new Counter({
+    name: 'leaked_key_reports_total',
+    help: 'Secrets reported as leaked, by source (credentials_revoke, github) and outcome (revoked, notified, already_revoked, already_reported, inactive, not_found, invalid).',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly leakedKeyReportRefusals = new Counter({
+    name: 'leaked_key_report_refusals_total',
+    help: 'Leaked-key reports refused whole, by source and error code (rate_limit_exceeded, invalid_signature).',
+    labelNames: ['source', 'code'] as const,
+    registers: [this.registry],
+  });
+
   /** The histogram's child per label set, so an observation does not hash its labels again. */
   private readonly durationSeries = new Map<string, { observe(value: number): void }>();
   private readonly scrapeHooks: (() => void)[] = [];
@@ -191,6 +205,16 @@ export class MetricsService {
         this.set(shared() ? 1 : 0);
       },
     });
+  }
+
+  /** Counts `count` secrets of a leaked-key report from `source` that had `outcome` (0: makes the series exist). */
+  leakedKeysReported(source: string, outcome: string, count = 1): void {
+    this.leakedKeyReports.inc({ source, outcome }, count);
+  }
+
+  /** Counts a leaked-key report refused whole, by the code it was answered with. */
+  leakedKeyReportRefused(source: string, code: string): void {
+    this.leakedKeyReportRefusals.inc({ source, code });
   }
 
   /** A write of usage per key succeeded: `rows` key-hours holding `requests` requests. */

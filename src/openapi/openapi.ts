@@ -18,6 +18,7 @@ import { DOCS_PATH, OPENAPI_PATH } from './api-index.controller.js';
 const TAGS: Record<string, string> = {
   pets: 'Animals offered in the store.',
   'rate-limits': "The caller's own rate limits, read without spending them.",
+  credentials: 'Revocation of exposed API keys by whoever found them; no API key needed.',
 };
 
 /**

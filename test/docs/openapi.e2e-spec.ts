@@ -80,6 +80,7 @@ describe('OpenAPI document', () => {
       'POST /pets': 'createPet',
       'GET /pets/{petId}': 'getPet',
       'GET /rate_limit': 'getRateLimit',
+      'POST /credentials/revoke': 'revokeCredentials',
     });
     const getPet = doc.paths['/pets/{petId}'].get;
     expect(getPet.deprecated).toBe(true);
@@ -132,6 +133,13 @@ describe('OpenAPI document', () => {
     ]);
     expect(codes(createPet['413'])).toEqual([['payload_too_large', 413]]);
     expect(codes(createPet['415'])).toEqual([['unsupported_media_type', 415]]);
+    const revoke = responses('/credentials/revoke', 'post');
+    expect(Object.keys(revoke).sort()).toEqual(['202', '400', '413', '415', '429', '500', '503']);
+    expect(codes(revoke['413'])).toEqual([['payload_too_large', 413]]);
+    expect(JSON.stringify(revoke['413'])).toContain('at most 131072 bytes');
+    expect(codes(revoke['429'])).toEqual([['rate_limit_exceeded', 429]]);
+    expect(Object.keys(revoke['429'].headers ?? {})).toContain('Retry-After');
+    expect((doc.paths['/credentials/revoke'].post as { security?: unknown }).security).toEqual([]);
     for (const [p, item] of Object.entries(doc.paths))
       for (const m of Object.keys(item))
         for (const [status, r] of Object.entries(responses(p, m))) {

@@ -48,6 +48,7 @@ const STATUS_OF_CODE: Record<(typeof ERROR_CODES)[number], number[]> = {
   missing_api_key: [401],
   invalid_api_key: [401],
   api_key_expired: [401],
+  invalid_signature: [401],
   insufficient_scope: [403],
   not_found: [404],
   route_not_found: [404],

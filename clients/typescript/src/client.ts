@@ -12,6 +12,8 @@ export type PetStatus = components['schemas']['PetStatus'];
 export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>;
 /** The API key's plan, windows (`minute`, `day`: limit, remaining, reset in Unix seconds) and ban. */
 export type RateLimit = components['schemas']['RateLimit'];
+/** The answer of revokeCredentials: how many strings were received, never which were keys. */
+export type CredentialsRevocationReceipt = components['schemas']['CredentialsRevocationReceipt'];
 
 /** One page of listPets, and the query of the next one (from `Link: rel="next"`). */
 export interface PetsPage {
@@ -127,6 +129,22 @@ export class AnimalStoreClient {
       this.api.GET('/rate_limit', { parseAs: 'text', signal }),
     );
     return JSON.parse(data) as RateLimit;
+  }
+
+  /**
+   * Reports API keys found exposed (revokeCredentials): each that is a live key of the service is
+   * revoked and refused everywhere within seconds. 1 to 1,000 strings; the answer is only how many
+   * were received. The service needs no key for it, and reporting a key twice changes nothing, so
+   * a retried report is safe.
+   */
+  async revokeCredentials(
+    credentials: readonly string[],
+    options: CallOptions = {},
+  ): Promise<CredentialsRevocationReceipt> {
+    const { data } = await this.call(options.signal, true, (signal) =>
+      this.api.POST('/credentials/revoke', { body: { credentials: [...credentials] }, parseAs: 'text', signal }),
+    );
+    return JSON.parse(data) as CredentialsRevocationReceipt;
   }
 
   /** Every page of listPets, following `Link: rel="next"` until the last. */

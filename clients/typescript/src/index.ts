@@ -3,6 +3,7 @@ export type {
   AnimalStoreClientOptions,
   CallOptions,
   CreatePetOptions,
+  CredentialsRevocationReceipt,
   DeprecationNotice,
   ListPetsQuery,
   NewPet,

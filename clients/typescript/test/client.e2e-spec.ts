@@ -75,6 +75,14 @@ describe('TypeScript client against the real service', () => {
     );
   });
 
+  it('reports an exposed key with revokeCredentials: the service revokes it', async () => {
+    const exposed = await issueApiKey(app);
+    const { client: reporter } = client();
+    expect(await reporter.revokeCredentials([exposed, 'not a key'])).toEqual({ received: 2 });
+    const { client: holder } = client({ apiKey: exposed });
+    await expect(holder.listPets()).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' });
+  });
+
   it('lists one page, and iterates every page by following Link rel="next"', async () => {
     const requests: string[] = [];
     const { client: c } = client({

@@ -72,6 +72,14 @@ export class KeyDto {
   scopes!: string[];
 
   @ApiProperty({
+    ...INSTANT,
+    nullable: true,
+    description:
+      'When a leak of the key was first reported (POST /v1/credentials/revoke or GitHub secret scanning); null: none was. A leaked key is revoked then, unless the service runs with LEAKED_KEY_ACTION=notify.',
+  })
+  leakedAt!: string | null;
+
+  @ApiProperty({
     enum: KEY_STATES,
     enumName: 'ApiKeyState',
     description: 'active; expiring (within 7 days); expired; revoked.',

@@ -50,6 +50,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/credentials/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke exposed API keys
+         * @description No API key needed: whoever holds a key may revoke it. Send 1 to 1000 strings found exposed; each that is a live key of this service is revoked and refused by every instance within 5 seconds (or only marked leaked, as the operator configures). The answer is the same whatever the strings were: it never tells which were keys. A body is at most 131072 bytes; each client address may send 60 requests an hour (429 beyond).
+         */
+        post: operations["revokeCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rate_limit": {
         parameters: {
             query?: never;
@@ -86,7 +106,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "insufficient_scope" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "headers_too_large" | "expectation_failed" | "request_timeout" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "not_implemented" | "internal_error";
+            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "invalid_signature" | "api_key_expired" | "insufficient_scope" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "headers_too_large" | "expectation_failed" | "request_timeout" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "not_implemented" | "internal_error";
             /**
              * @description Human-readable description.
              * @example name must be a string
@@ -135,6 +155,22 @@ export interface components {
              */
             categoryId: bigint;
             status?: components["schemas"]["PetStatus"] & unknown;
+        };
+        CredentialsRevocation: {
+            /**
+             * @description 1 to 1000 strings found exposed: API keys (`ask2_…`, `ask_…`) or anything that looks like one.
+             * @example [
+             *       "ask2_0AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxY"
+             *     ]
+             */
+            credentials: string[];
+        };
+        CredentialsRevocationReceipt: {
+            /**
+             * @description How many strings were received (not how many were keys, which the answer never tells).
+             * @example 1
+             */
+            received: number;
         };
         /**
          * @description The plan of the API key.
@@ -256,7 +292,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired; or a signed report is not signed by a current key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -390,7 +426,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired; or a signed report is not signed by a current key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -584,7 +620,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired; or a signed report is not signed by a current key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -719,6 +755,129 @@ export interface operations {
             };
         };
     };
+    revokeCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialsRevocation"];
+            };
+        };
+        responses: {
+            /** @description The report was received. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialsRevocationReceipt"];
+                };
+            };
+            /** @description The request holds invalid values (`validation_failed`, `malformed_json`, `unknown_parameter`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than 131072 bytes (`payload_too_large`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not UTF-8 application/json (`unsupported_media_type`). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This client address sent 60 reports this hour; wait Retry-After seconds (`rate_limit_exceeded`). */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RateLimitRetryAfter"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected error (logged by the service with the X-Request-Id) (`internal_error`). */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database cannot be reached, or too many unknown API keys are being checked; wait Retry-After seconds (`service_unavailable`). */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getRateLimit: {
         parameters: {
             query?: never;
@@ -758,7 +917,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
+            /** @description The API key is missing, not valid (unknown, revoked or forged) or expired; or a signed report is not signed by a current key (`missing_api_key`, `invalid_api_key`, `api_key_expired`). */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
