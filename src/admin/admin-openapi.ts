@@ -9,6 +9,7 @@ import { ADMIN_BEARER_SCHEME, ADMIN_OPENAPI_PATH } from './admin-paths.js';
 
 const TAGS: Record<string, string> = {
   keys: 'API keys: issue, list, show, change, roll, revoke.',
+  usage: 'Usage over all keys: totals per hour or day, and the busiest keys.',
   audit: 'The audit log of changes to API keys and admin tokens.',
 };
 
@@ -25,7 +26,7 @@ export function buildAdminOpenApiDocument(app: INestApplication): OpenAPIObject 
   const builder = new DocumentBuilder()
     .setTitle('Animal Store admin API')
     .setDescription(DESCRIPTION)
-    .setVersion('2.0.0')
+    .setVersion('2.1.0')
     .setLicense('Proprietary: all rights reserved', 'https://animal-store.example/terms')
     .addServer('http://127.0.0.1:9100', 'The admin listener (ADMIN_HOST:ADMIN_PORT)')
     .addBearerAuth(
