@@ -1,7 +1,7 @@
 /*
  * The import map of src/ (ARCHITECTURE.md, "Layers"): every kernel folder with the kernel folders
  * it may import, every feature folder with the features it may import (a feature may import the
- * whole kernel). eslint.config.mjs enforces it on import paths; test/architecture-docs.e2e-spec.ts
+ * whole kernel). eslint.config.mjs enforces it on import paths; test/docs/architecture-docs.e2e-spec.ts
  * checks that ARCHITECTURE.md's layer lists and import table say the same.
  */
 export const KERNEL = {

@@ -152,7 +152,6 @@ export class AdminTokensService {
         this.observer?.adminTokenRefused('address_budget');
         const retryAfter = String(60 - (Math.floor(nowMs / 1000) % 60));
         throw new ApiError(
-          429,
           'rate_limit_exceeded',
           `Too many unknown admin tokens were sent from this client address this minute; its new tokens are checked again in ${retryAfter} seconds.`,
           { headers: { 'Retry-After': retryAfter } },
@@ -177,7 +176,6 @@ export class AdminTokensService {
 /** What a lookup of a never-found token gets while the instance's bound is spent, or its queue is full. */
 const busy = (): ApiError =>
   new ApiError(
-    503,
     'service_unavailable',
     'Too many unrecognised admin tokens are being checked right now; retry shortly.',
     {

@@ -16,7 +16,7 @@ function keyIdParameter(raw: string): bigint {
   const id = parsePositiveInt64(raw);
   if (id === null) {
     const message = 'keyId must be an integer from 1 to 9223372036854775807';
-    throw new ApiError(400, 'invalid_parameter', `${message}.`, { details: [{ field: 'keyId', message }] });
+    throw new ApiError('invalid_parameter', `${message}.`, { details: [{ field: 'keyId', message }] });
   }
   return id;
 }

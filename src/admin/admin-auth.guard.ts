@@ -45,7 +45,6 @@ export class AdminAuthGuard implements CanActivate {
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === '') {
       throw new ApiError(
-        401,
         'missing_admin_token',
         'An admin token is required: send it as "Authorization: Bearer <token>".',
       );
@@ -53,11 +52,7 @@ export class AdminAuthGuard implements CanActivate {
     const token = BEARER.exec(header)?.[1];
     const info = token === undefined ? null : await this.tokens.authenticate(token, req.ip ?? '');
     if (info === null) {
-      throw new ApiError(
-        401,
-        'invalid_admin_token',
-        'The admin token is not valid: it is unknown or has been revoked.',
-      );
+      throw new ApiError('invalid_admin_token', 'The admin token is not valid: it is unknown or has been revoked.');
     }
     Object.assign(requestContext(req), { adminActor: info.name, adminTokenId: info.id });
     return true;

@@ -29,7 +29,7 @@ export const ID_PARAM = {
 export function keyId(raw: string): bigint {
   const id = parsePositiveInt64(raw);
   if (id === null) {
-    throw new ApiError(400, 'invalid_parameter', 'id must be an integer from 1 to 9223372036854775807.', {
+    throw new ApiError('invalid_parameter', 'id must be an integer from 1 to 9223372036854775807.', {
       details: [{ field: 'id', message: 'id must be an integer from 1 to 9223372036854775807' }],
     });
   }
@@ -37,7 +37,7 @@ export function keyId(raw: string): bigint {
 }
 
 function noSuchKey(id: bigint): ApiError {
-  return new ApiError(404, 'not_found', `No API key has id ${id}.`);
+  return new ApiError('not_found', `No API key has id ${id}.`);
 }
 
 /** The errors of a change to one key with a JSON body (update, roll). */
@@ -55,7 +55,7 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof ApiKeyInputError) throw new ApiError(400, 'validation_failed', err.message);
+    if (err instanceof ApiKeyInputError) throw new ApiError('validation_failed', err.message);
     throw err;
   }
 }
@@ -64,7 +64,7 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
 function expiry(raw: string | null | undefined): Date | null | undefined {
   if (raw === undefined || raw === null) return raw;
   const at = parseRfc3339DateTime(raw);
-  if (at === null) throw new ApiError(400, 'validation_failed', `expiresAt must be ${EXPIRES_AT_FORMAT}, or null.`);
+  if (at === null) throw new ApiError('validation_failed', `expiresAt must be ${EXPIRES_AT_FORMAT}, or null.`);
   return at;
 }
 
@@ -178,11 +178,7 @@ export class AdminKeysController {
       scopes: body.scopes,
     };
     if (Object.values(change).every((v) => v === undefined)) {
-      throw new ApiError(
-        400,
-        'validation_failed',
-        'Give at least one of name, plan, perMinute, perDay, expiresAt, scopes.',
-      );
+      throw new ApiError('validation_failed', 'Give at least one of name, plan, perMinute, perDay, expiresAt, scopes.');
     }
     const info = await checked(() => this.keys.update(id, change, actor));
     if (!info) throw noSuchKey(id);

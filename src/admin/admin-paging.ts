@@ -23,7 +23,7 @@ export function adminPage(query: AdminListQueryDto): { limit: number; from?: big
   if (query.cursor === undefined) return { limit };
   const from = decodeAdminCursor(query.cursor);
   if (from === null) {
-    throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this service issued.', {
+    throw new ApiError('invalid_parameter', 'cursor is not a cursor this service issued.', {
       details: [{ field: 'cursor', message: 'cursor is not a cursor this service issued' }],
     });
   }

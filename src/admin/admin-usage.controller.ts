@@ -125,7 +125,7 @@ async function usageQuery<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (err instanceof UsageQueryError) {
-      throw new ApiError(400, 'invalid_parameter', err.message, {
+      throw new ApiError('invalid_parameter', err.message, {
         details: [{ field: err.parameter, message: err.message }],
       });
     }
@@ -161,7 +161,7 @@ export class AdminUsageController {
         ? this.usage.usageByOperation(id, parseUsageQuery(query))
         : this.usage.usage(id, parseUsageQuery(query)),
     );
-    if (periods === null) throw new ApiError(404, 'not_found', `No API key has id ${id}.`);
+    if (periods === null) throw new ApiError('not_found', `No API key has id ${id}.`);
     return periods;
   }
 }

@@ -9,7 +9,7 @@ import { Admission, AdmissionService } from './admission.service.js';
 /**
  * The global guard of every /v1 operation, deny by default: a route needs a valid bearer API key
  * within its rate limits unless it is marked @Public(). (A route marked neither still needs a
- * key, and the route test in test/auth.e2e-spec.ts fails for it, since its documentation would
+ * key, and the route test in test/admission/auth.e2e-spec.ts fails for it, since its documentation would
  * lack the 401.) The rate-limit headers are on the response before any refusal is thrown, and
  * the exception filter keeps them.
  *
@@ -39,7 +39,7 @@ export class AdmissionGuard implements CanActivate {
     applyAdmission(http.getResponse<Response>(), admission);
     const scope = route.scope;
     if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {
-      throw new ApiError(403, 'insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
+      throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
         headers: { 'WWW-Authenticate': insufficientScopeChallenge(scope) },
       });
     }

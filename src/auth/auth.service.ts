@@ -154,7 +154,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
         const retryAfter = String(60 - (Math.floor(nowMs / 1000) % 60));
         const message = `Too many unknown API keys were sent from this client address this minute; its new keys are checked again in ${retryAfter} seconds.`;
         return this.refusal(
-          new ApiError(429, 'rate_limit_exceeded', message, { headers: { 'Retry-After': retryAfter } }),
+          new ApiError('rate_limit_exceeded', message, { headers: { 'Retry-After': retryAfter } }),
           'address_budget',
         );
       }
@@ -173,17 +173,13 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
     const now = this.clock.now();
     if (stored.expiresAt !== null && stored.expiresAt <= now) {
       return this.refusal(
-        new ApiError(
-          401,
-          'api_key_expired',
-          `The API key expired at ${stored.expiresAt.toISOString()}; ask for a new one.`,
-        ),
+        new ApiError('api_key_expired', `The API key expired at ${stored.expiresAt.toISOString()}; ask for a new one.`),
         'expired',
       );
     }
     if (stored.previousExpiresAt !== null && stored.previousExpiresAt <= now) {
       const message = `This secret of the API key was replaced by a roll and stopped working at ${stored.previousExpiresAt.toISOString()}; use the new secret.`;
-      return this.refusal(new ApiError(401, 'api_key_expired', message), 'expired');
+      return this.refusal(new ApiError('api_key_expired', message), 'expired');
     }
     this.lastUsed.record(stored);
     return {
@@ -205,7 +201,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
 }
 
 function invalid(message: string): ApiError {
-  return new ApiError(401, 'invalid_api_key', message);
+  return new ApiError('invalid_api_key', message);
 }
 
 /** The bearer credential of an Authorization header, or the refusal; never a lookup. */
@@ -214,7 +210,7 @@ function parseHeader(header: string | undefined): string | AuthResult {
   if (header === undefined || header.trim() === '') {
     return {
       ok: false,
-      error: new ApiError(401, 'missing_api_key', 'An API key is required: send it as "Authorization: Bearer <key>".'),
+      error: new ApiError('missing_api_key', 'An API key is required: send it as "Authorization: Bearer <key>".'),
     };
   }
   const match = /^\s*(\S+)(?:\s+(\S+))?\s*$/.exec(header);
@@ -226,9 +222,6 @@ function parseHeader(header: string | undefined): string | AuthResult {
 
 /** What a lookup of a never-found key gets while the instance's bound is spent. */
 const busy = (): ApiError =>
-  new ApiError(
-    503,
-    'service_unavailable',
-    'Too many unrecognised API keys are being checked right now; retry shortly.',
-    { headers: { 'Retry-After': '1' } },
-  );
+  new ApiError('service_unavailable', 'Too many unrecognised API keys are being checked right now; retry shortly.', {
+    headers: { 'Retry-After': '1' },
+  });

@@ -103,8 +103,7 @@ export class SunsetGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const spec = deprecationOf(this.reflector, context.getHandler());
-    if (spec !== null && this.clock.now().getTime() >= spec.sunset.getTime())
-      throw new ApiError(410, 'gone', spec.gone);
+    if (spec !== null && this.clock.now().getTime() >= spec.sunset.getTime()) throw new ApiError('gone', spec.gone);
     return true;
   }
 }

@@ -57,14 +57,14 @@ describe('AllExceptionsFilter', () => {
   afterEach(() => jest.restoreAllMocks());
 
   it("puts the request's id in the body, and gives a request without one an id in the body and the header alike", () => {
-    expect(run(new ApiError(404, 'not_found', 'No.'), { id: 'abc-123' }).json.requestId).toBe('abc-123');
-    const out = run(new ApiError(404, 'not_found', 'No.'), { id: null });
+    expect(run(new ApiError('not_found', 'No.'), { id: 'abc-123' }).json.requestId).toBe('abc-123');
+    const out = run(new ApiError('not_found', 'No.'), { id: null });
     expect(out.json.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(out.headers['x-request-id']).toBe(out.json.requestId);
   });
 
   it('writes an ApiError as the Error body with its headers', () => {
-    const out = run(new ApiError(429, 'rate_limit_exceeded', 'Slow down.', { headers: { 'Retry-After': '3' } }));
+    const out = run(new ApiError('rate_limit_exceeded', 'Slow down.', { headers: { 'Retry-After': '3' } }));
     expect(out.status).toBe(429);
     expect(out.type).toBe('application/json');
     expect(out.json).toEqual({ code: 'rate_limit_exceeded', message: 'Slow down.', status: 429, requestId: 'req-1' });
@@ -72,7 +72,7 @@ describe('AllExceptionsFilter', () => {
   });
 
   it('adds WWW-Authenticate to every 401', () => {
-    const out = run(new ApiError(401, 'missing_api_key', 'No key.'));
+    const out = run(new ApiError('missing_api_key', 'No key.'));
     expect(out.headers['www-authenticate']).toBe('Bearer realm="animal-store"');
   });
 

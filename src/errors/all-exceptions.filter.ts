@@ -69,7 +69,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       requestContext(req).databaseError = 'unavailable';
       this.log(req, 'warn', `database unavailable: ${describe(exception)}`);
-      return new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable; retry later.', {
+      return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry later.', {
         headers: { 'Retry-After': String(DB_RETRY_AFTER_SECONDS) },
       });
     }
@@ -78,18 +78,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (status === HttpStatus.NOT_FOUND && isRouterNotFound(exception)) {
         const allowed = allowedMethods(this.adapterHost.httpAdapter.getInstance(), req.path);
         if (allowed.length > 0) {
-          return new ApiError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, {
+          return new ApiError('method_not_allowed', `Method ${req.method} is not allowed on ${req.path}.`, {
             headers: { Allow: allowed.join(', ') },
           });
         }
-        return new ApiError(404, 'route_not_found', `No route matches ${req.method} ${req.path}.`);
+        return new ApiError('route_not_found', `No route matches ${req.method} ${req.path}.`);
       }
       if (status >= 500) {
         this.log(req, 'error', `unexpected ${status}: ${describe(exception)}`, exception);
         return internal();
       }
       const code = CODE_BY_STATUS[status] ?? (status >= 400 && status < 500 ? 'validation_failed' : 'internal_error');
-      return new ApiError(status, code, statusMessage(exception));
+      return new ApiError(code, statusMessage(exception));
     }
     if (isDatabaseError(exception)) requestContext(req).databaseError = 'query';
     this.log(req, 'error', `unhandled error on ${req.method} ${req.path}: ${describe(exception)}`, exception);
@@ -108,7 +108,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 function internal(): ApiError {
-  return new ApiError(500, 'internal_error', 'An unexpected error occurred.');
+  return new ApiError('internal_error', 'An unexpected error occurred.');
 }
 
 /** A short message for framework HttpExceptions that is safe to show. */

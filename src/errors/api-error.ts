@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'unsupported_media_type',
   'payload_too_large',
+  'headers_too_large',
+  'expectation_failed',
   'request_timeout',
   'idempotency_key_reused',
   'idempotency_key_in_flight',
@@ -31,6 +33,36 @@ export const ERROR_CODES = [
 export const ADMIN_ERROR_CODES = ['missing_admin_token', 'invalid_admin_token'] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number] | (typeof ADMIN_ERROR_CODES)[number];
+
+/** The one HTTP status of each code: `new ApiError(code, …)` answers with it, everywhere. */
+export const ERROR_STATUS = {
+  malformed_json: 400,
+  validation_failed: 400,
+  invalid_parameter: 400,
+  unknown_parameter: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  api_key_expired: 401,
+  missing_admin_token: 401,
+  invalid_admin_token: 401,
+  insufficient_scope: 403,
+  not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  idempotency_key_in_flight: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  expectation_failed: 417,
+  idempotency_key_reused: 422,
+  rate_limit_exceeded: 429,
+  api_key_temporarily_banned: 429,
+  headers_too_large: 431,
+  internal_error: 500,
+  not_implemented: 501,
+  service_unavailable: 503,
+} as const satisfies Record<ErrorCode, number>;
 
 export interface ErrorDetail {
   field: string;
@@ -51,16 +83,17 @@ export interface ErrorBody {
  * Error body; `headers` are set on the response as well (Retry-After, Allow, ...).
  */
 export class ApiError extends Error {
+  readonly status: number;
   readonly details?: ErrorDetail[];
   readonly headers: Record<string, string>;
 
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     message: string,
     options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
   ) {
     super(message);
+    this.status = ERROR_STATUS[code];
     this.name = 'ApiError';
     this.details = options.details;
     this.headers = options.headers ?? {};

@@ -14,7 +14,7 @@ export interface ErrorResponseDoc {
 /**
  * Every status the operations' errors (ApiError) are answered with, and the codes of each,
  * each with an example body shaped as the service writes it. src/errors/api-responses.spec.ts
- * checks this table and EDGE_ERRORS against the `new ApiError(status, 'code', …)` of the
+ * checks this table and EDGE_ERRORS against the `new ApiError('code', …)` of the
  * source, both ways, so a new code or a code moved to another status shows up here.
  */
 export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
@@ -133,7 +133,7 @@ export const ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
  * have no operation to be documented on.
  */
 export const EDGE_ERRORS = [
-  '431 payload_too_large',
+  '431 headers_too_large',
   '501 not_implemented',
   '404 route_not_found',
   '405 method_not_allowed',

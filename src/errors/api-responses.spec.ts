@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADMIN_ERROR_CODES, ERROR_CODES } from './api-error.js';
+import { ADMIN_ERROR_CODES, ERROR_CODES, ERROR_STATUS, type ErrorCode } from './api-error.js';
 import { ADMIN_ERROR_RESPONSES, EDGE_ERRORS, ERROR_RESPONSES, exampleBody } from './api-responses.decorator.js';
 
-/** Every `new ApiError(<status>, '<code>'` written in the service's source, as "status code". */
+/** Every `new ApiError('<code>'` written in the service's source, as "status code". */
 function thrownInSource(dir = 'src'): Set<string> {
   const found = new Set<string>();
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -11,8 +11,8 @@ function thrownInSource(dir = 'src'): Set<string> {
     if (entry.isDirectory()) {
       if (entry.name !== 'generated') for (const pair of thrownInSource(path)) found.add(pair);
     } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
-      for (const m of readFileSync(path, 'utf8').matchAll(/new ApiError\(\s*(\d{3}),\s*'(\w+)'/g))
-        found.add(`${m[1]} ${m[2]}`);
+      for (const m of readFileSync(path, 'utf8').matchAll(/new ApiError\(\s*'(\w+)'/g))
+        if (m[1] in ERROR_STATUS) found.add(`${ERROR_STATUS[m[1] as ErrorCode]} ${m[1]}`);
     }
   }
   return found;

@@ -47,7 +47,7 @@ export class HealthController {
 }
 
 function unavailable(message: string): ApiError {
-  return new ApiError(503, 'service_unavailable', message, {
+  return new ApiError('service_unavailable', message, {
     headers: { 'Retry-After': String(DB_RETRY_AFTER_SECONDS) },
   });
 }

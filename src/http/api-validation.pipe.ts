@@ -50,10 +50,10 @@ export class ApiValidationPipe extends ValidationPipe {
       return value;
     }
     if (type === 'body' && value === undefined) {
-      throw new ApiError(400, 'validation_failed', 'A JSON request body is required.');
+      throw new ApiError('validation_failed', 'A JSON request body is required.');
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new ApiError(400, 'validation_failed', 'The request body must be a JSON object.');
+      throw new ApiError('validation_failed', 'The request body must be a JSON object.');
     }
     const known = this.fieldsOf(metatype);
     const unknown = Object.keys(value).filter((k) => !known.has(k));
@@ -74,7 +74,7 @@ export class ApiValidationPipe extends ValidationPipe {
       if (!Array.isArray(err)) throw err;
       const details = flatten(err as ValidationError[]);
       const code = type === 'body' ? 'validation_failed' : 'invalid_parameter';
-      throw new ApiError(400, code, details.map((d) => d.message).join('; ') || 'Invalid request.', { details });
+      throw new ApiError(code, details.map((d) => d.message).join('; ') || 'Invalid request.', { details });
     }
   }
 

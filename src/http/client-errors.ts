@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ErrorBody, ErrorCode } from '../errors/api-error.js';
+import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../errors/api-error.js';
 import { responseStartedOn } from '../library-internals/index.js';
 import { stringifyJson } from '../json/json-codec.js';
 import type { AppLogger } from '../logging/app-logger.js';
@@ -19,41 +19,33 @@ import { REQUEST_ID_HEADER, requestIdFor } from './request-id.js';
  * A CONNECT request (a proxy's tunnel, which this server is not) is answered 501
  * `not_implemented` the same way; Node would close the connection without a word.
  *
- * The codes: 431 and 413 alike are `payload_too_large`, malformed HTTP is `validation_failed` (as
- * the exception filter maps any other 400), and a request cut for being too slow is
- * `request_timeout`: nothing was wrong with what arrived, it did not arrive in time.
+ * The codes: headers too large are `headers_too_large` (431), chunk extensions too large
+ * `payload_too_large` (413), malformed HTTP `validation_failed` (as the exception filter maps any
+ * other 400), an unknown Expect `expectation_failed` (417), and a request cut for being too slow
+ * `request_timeout`: nothing was wrong with what arrived, it did not arrive in time. Each status
+ * is its code's, from ERROR_STATUS.
  *
  * Each refusal is logged (AppLogger.refused) at info with the client's address: the client chose
  * what it sent, so it is not an error of the service.
  */
-const ANSWERS: Record<string, { status: number; code: ErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    code: 'payload_too_large',
-    message: 'The request headers are too large (at most 16 KiB).',
-  },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
-    status: 413,
-    code: 'payload_too_large',
-    message: 'The chunk extensions of the request body are too large.',
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: {
-    status: 408,
-    code: 'request_timeout',
-    message: 'The request was not received completely in time.',
-  },
-};
-const BAD_REQUEST = {
-  status: 400,
-  code: 'validation_failed' as ErrorCode,
-  message: 'The request is not valid HTTP/1.1.',
-};
+interface Answer {
+  status: number;
+  code: ErrorCode;
+  message: string;
+}
 
-const CONNECT = {
-  status: 501,
-  code: 'not_implemented' as ErrorCode,
-  message: 'CONNECT is not supported: this server is not a proxy.',
+function answer(code: ErrorCode, message: string): Answer {
+  return { status: ERROR_STATUS[code], code, message };
+}
+
+const ANSWERS: Record<string, Answer> = {
+  HPE_HEADER_OVERFLOW: answer('headers_too_large', 'The request headers are too large (at most 16 KiB).'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: answer('payload_too_large', 'The chunk extensions of the request body are too large.'),
+  ERR_HTTP_REQUEST_TIMEOUT: answer('request_timeout', 'The request was not received completely in time.'),
 };
+const BAD_REQUEST = answer('validation_failed', 'The request is not valid HTTP/1.1.');
+const CONNECT = answer('not_implemented', 'CONNECT is not supported: this server is not a proxy.');
+const EXPECTATION = answer('expectation_failed', 'Expect: only 100-continue is supported.');
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
@@ -71,17 +63,12 @@ export function answerClientErrors(server: Server, logger?: AppLogger): void {
       requestId,
       method: req.method,
       url: req.url,
-      status: 417,
-      code: 'invalid_parameter',
+      status: EXPECTATION.status,
+      code: EXPECTATION.code,
       ip: req.socket.remoteAddress,
     });
-    const body: ErrorBody = {
-      code: 'invalid_parameter',
-      message: 'Expect: only 100-continue is supported.',
-      status: 417,
-      requestId,
-    };
-    res.writeHead(417, {
+    const body: ErrorBody = { ...EXPECTATION, requestId };
+    res.writeHead(EXPECTATION.status, {
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'no-store',
       Connection: 'close',
@@ -123,7 +110,7 @@ function peer(socket: Duplex): string | undefined {
 }
 
 /** Writes an Error answer straight on the socket, then closes it; returns the request id it gave. */
-function answerOnSocket(socket: Duplex, answer: { status: number; code: ErrorCode; message: string }): string {
+function answerOnSocket(socket: Duplex, answer: Answer): string {
   const requestId = randomUUID();
   const body: ErrorBody = { code: answer.code, message: answer.message, status: answer.status, requestId };
   const text = stringifyJson(body);

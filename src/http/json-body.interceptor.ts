@@ -54,7 +54,6 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
   const coding = req.headers['content-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
     throw new ApiError(
-      415,
       'unsupported_media_type',
       'Content-Encoding is not supported: send the request body uncompressed.',
     );
@@ -65,10 +64,10 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
     if (parsed.type !== 'application/json') throw new Error('not json');
     charset = (parsed.parameters.charset ?? 'utf-8').toLowerCase();
   } catch {
-    throw new ApiError(415, 'unsupported_media_type', 'The request body must be application/json.');
+    throw new ApiError('unsupported_media_type', 'The request body must be application/json.');
   }
   if (charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError(415, 'unsupported_media_type', 'The request body must be UTF-8 encoded JSON.');
+    throw new ApiError('unsupported_media_type', 'The request body must be UTF-8 encoded JSON.');
   }
   if (/^100-continue$/i.test(req.headers.expect ?? '') && !res.headersSent) res.writeContinue();
   let raw: Buffer;
@@ -77,28 +76,27 @@ export async function readJsonBody(req: Request, res: Response): Promise<unknown
   } catch (err) {
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') {
-      throw new ApiError(413, 'payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+      throw new ApiError('payload_too_large', `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
     }
-    throw new ApiError(400, 'malformed_json', 'The request body could not be read completely.');
+    throw new ApiError('malformed_json', 'The request body could not be read completely.');
   }
   let text: string;
   try {
     text = utf8.decode(raw);
   } catch {
-    throw new ApiError(400, 'malformed_json', 'The request body is not valid UTF-8.');
+    throw new ApiError('malformed_json', 'The request body is not valid UTF-8.');
   }
   try {
     return parseJson(text);
   } catch (err) {
     if (err instanceof JsonTooDeepError) {
       throw new ApiError(
-        400,
         'validation_failed',
         `The request body is nested too deeply (at most ${MAX_JSON_DEPTH} levels).`,
       );
     }
     if (err instanceof JsonSyntaxError) {
-      throw new ApiError(400, 'malformed_json', `The request body is not valid JSON: ${err.message}.`);
+      throw new ApiError('malformed_json', `The request body is not valid JSON: ${err.message}.`);
     }
     throw err;
   }

@@ -22,7 +22,7 @@ describe('limits of a request head', () => {
         const pairs: [string, string][] = [['Host', 'h']];
         for (let i = 1; i < count; i++) pairs.push([`X-Filler-${i}`, 'x']);
         const refusal = headRefusal(head(pairs));
-        if (count > MAX_HEADER_FIELDS) expect(refusal).toMatchObject({ status: 431, code: 'payload_too_large' });
+        if (count > MAX_HEADER_FIELDS) expect(refusal).toMatchObject({ status: 431, code: 'headers_too_large' });
         else expect(refusal).toBeUndefined();
       }),
     );

@@ -24,7 +24,7 @@ const SINGLE_LENGTHS = new Set(SINGLE_HEADERS.map((name) => name.length));
 /**
  * The refusal a request's head earns, or undefined: one pass over its raw header names.
  *
- * - more than MAX_HEADER_FIELDS header fields: 431 `payload_too_large`;
+ * - more than MAX_HEADER_FIELDS header fields: 431 `headers_too_large`;
  * - an HTTP/1.1 request without Host (RFC 9112 §3.2), or a header of SINGLE_HEADERS given
  *   twice: 400 `validation_failed`;
  * - a transfer coding other than `chunked` alone: 400 `validation_failed` when the body's length
@@ -33,7 +33,7 @@ const SINGLE_LENGTHS = new Set(SINGLE_HEADERS.map((name) => name.length));
 export function headRefusal(req: IncomingMessage): ApiError | undefined {
   const raw = req.rawHeaders;
   if (raw.length > 2 * MAX_HEADER_FIELDS) {
-    return new ApiError(431, 'payload_too_large', `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
+    return new ApiError('headers_too_large', `The request has more than ${MAX_HEADER_FIELDS} header fields.`);
   }
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -41,14 +41,14 @@ export function headRefusal(req: IncomingMessage): ApiError | undefined {
     const index = SINGLE_HEADERS.indexOf(raw[i].toLowerCase());
     if (index < 0) continue;
     if ((seen & (1 << index)) !== 0) {
-      return new ApiError(400, 'validation_failed', `The ${SINGLE_HEADERS[index]} header must be given once.`, {
+      return new ApiError('validation_failed', `The ${SINGLE_HEADERS[index]} header must be given once.`, {
         details: [{ field: SINGLE_HEADERS[index], message: 'given more than once' }],
       });
     }
     seen |= 1 << index;
   }
   if ((seen & 1) === 0 && req.httpVersion === '1.1') {
-    return new ApiError(400, 'validation_failed', 'An HTTP/1.1 request must have a Host header.', {
+    return new ApiError('validation_failed', 'An HTTP/1.1 request must have a Host header.', {
       details: [{ field: 'host', message: 'missing' }],
     });
   }
@@ -66,9 +66,9 @@ function transferCodingRefusal(value: string): ApiError | undefined {
   const last = codings.length - 1;
   if (last === 0 && codings[0].trim() === 'chunked') return undefined;
   if (codings[last].trim() !== 'chunked' || codings.some((c, i) => i < last && c.trim() === 'chunked')) {
-    return new ApiError(400, 'validation_failed', 'Transfer-Encoding must end with chunked, once.');
+    return new ApiError('validation_failed', 'Transfer-Encoding must end with chunked, once.');
   }
-  return new ApiError(501, 'not_implemented', 'Transfer-Encoding: only chunked is supported.');
+  return new ApiError('not_implemented', 'Transfer-Encoding: only chunked is supported.');
 }
 
 /**

@@ -19,6 +19,6 @@ export function unknownNamesError(what: 'field' | 'parameter', names: string[]):
   const details = shown.map((field) => ({ field, message: `${field} is not an accepted ${what}` }));
   // An unknown body field fails the body's validation; an unknown query parameter has its own code.
   return what === 'field'
-    ? new ApiError(400, 'validation_failed', message, { details })
-    : new ApiError(400, 'unknown_parameter', message, { details });
+    ? new ApiError('validation_failed', message, { details })
+    : new ApiError('unknown_parameter', message, { details });
 }

@@ -20,7 +20,7 @@ const MAX_HEADER_LENGTH = 1024;
 const KEY_RULE = `1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (no spaces), such as a UUID`;
 
 function invalidKey(message: string): ApiError {
-  return new ApiError(400, 'invalid_parameter', message, { details: [{ field: IDEMPOTENCY_KEY_HEADER, message }] });
+  return new ApiError('invalid_parameter', message, { details: [{ field: IDEMPOTENCY_KEY_HEADER, message }] });
 }
 
 /**
@@ -71,7 +71,7 @@ export function canonicalBody(body: unknown): string {
     return canonicalJson(body, MAX_JSON_DEPTH);
   } catch (err) {
     if (err instanceof JsonTooDeepError)
-      throw new ApiError(400, 'validation_failed', 'The request body is nested too deeply.');
+      throw new ApiError('validation_failed', 'The request body is nested too deeply.');
     throw err;
   }
 }

@@ -27,12 +27,12 @@ export class MetricsTokenGuard implements CanActivate {
 export function checkMetricsToken(header: string | undefined, expected: Buffer | undefined): void {
   if (!expected) return;
   if (header === undefined || header.trim() === '') {
-    throw new ApiError(401, 'missing_api_key', 'The metrics endpoint needs "Authorization: Bearer <metrics token>".');
+    throw new ApiError('missing_api_key', 'The metrics endpoint needs "Authorization: Bearer <metrics token>".');
   }
   const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
   // Digests have equal length whatever was sent, so the comparison is constant-time.
   if (!match || !timingSafeEqual(digest(match[1]), expected)) {
-    throw new ApiError(401, 'invalid_api_key', 'The metrics token is not valid.');
+    throw new ApiError('invalid_api_key', 'The metrics token is not valid.');
   }
 }
 

@@ -66,9 +66,9 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const path = (req.url ?? '/').split('?', 1)[0];
-      if (path !== '/metrics') throw new ApiError(404, 'route_not_found', 'Only /metrics is served on this port.');
+      if (path !== '/metrics') throw new ApiError('route_not_found', 'Only /metrics is served on this port.');
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        throw new ApiError(405, 'method_not_allowed', '/metrics answers GET and HEAD only.', {
+        throw new ApiError('method_not_allowed', '/metrics answers GET and HEAD only.', {
           headers: { Allow: 'GET, HEAD' },
         });
       }
@@ -78,7 +78,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
       res.end(req.method === 'HEAD' ? undefined : text);
     } catch (err) {
       const error =
-        err instanceof ApiError ? err : new ApiError(500, 'internal_error', 'The metrics could not be rendered.');
+        err instanceof ApiError ? err : new ApiError('internal_error', 'The metrics could not be rendered.');
       if (!(err instanceof ApiError)) this.logger.error(err);
       const requestId = requestIdFor(req);
       const body: ErrorBody = error.toBody(requestId);

@@ -128,7 +128,7 @@ function documentCommonHeaders(doc: OpenAPIObject): void {
 /**
  * The OpenAPI document, generated from the code's decorators. What decorators cannot say
  * (the named `Pets` array schema, the headers every response carries) is added here;
- * test/openapi.snapshot.json pins the result, and test/openapi-lint.e2e-spec.ts lints it as
+ * test/openapi.snapshot.json pins the result, and test/docs/openapi-lint.e2e-spec.ts lints it as
  * served with Redocly's and Spectral's rules.
  *
  * It holds int64 bounds as bigints (9223372036854775807 has no exact double), so it must be
@@ -220,7 +220,7 @@ const DOCS_FILES = new Set([
 
 function onlyDocsFiles(req: Request, res: Response, next: () => void): void {
   if (DOCS_FILES.has(req.path)) return next();
-  const error = new ApiError(404, 'route_not_found', `No route matches ${req.method} /docs${req.path}.`);
+  const error = new ApiError('route_not_found', `No route matches ${req.method} /docs${req.path}.`);
   // The edge has given every request its id before this runs.
   res
     .status(404)

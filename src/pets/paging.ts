@@ -20,7 +20,7 @@ export function pageRequest(query: ListPetsQueryDto): PageRequest {
   if (query.cursor !== undefined) {
     after = decodeCursor(query.cursor) ?? undefined;
     if (after === undefined) {
-      throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this service issued.', {
+      throw new ApiError('invalid_parameter', 'cursor is not a cursor this service issued.', {
         details: [{ field: 'cursor', message: 'cursor is not a cursor this service issued' }],
       });
     }

@@ -8,7 +8,7 @@ export class ParsePetIdPipe implements PipeTransform<string, bigint> {
   transform(value: string): bigint {
     const id = parsePositiveInt64(value);
     if (id === null) {
-      throw new ApiError(400, 'invalid_parameter', 'petId must be an integer from 1 to 9223372036854775807.', {
+      throw new ApiError('invalid_parameter', 'petId must be an integer from 1 to 9223372036854775807.', {
         details: [{ field: 'petId', message: 'petId must be an integer from 1 to 9223372036854775807' }],
       });
     }

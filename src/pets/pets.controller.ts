@@ -127,7 +127,7 @@ export class PetsController {
     @Query(NoQueryParametersPipe) _query: void,
   ): Promise<Pet> {
     const pet = await this.pets.findOne(petId);
-    if (!pet) throw new ApiError(404, 'not_found', `No animal has id ${petId}.`);
+    if (!pet) throw new ApiError('not_found', `No animal has id ${petId}.`);
     return pet;
   }
 }

@@ -148,7 +148,6 @@ export class RateLimiter {
     const retryAfter = this.reads.take(subject.id, this.clock.now().getTime());
     if (retryAfter === 0) return undefined;
     return new ApiError(
-      429,
       'rate_limit_exceeded',
       `Too many reads of this API key's rate limits this minute (at most ${this.reads.perMinute}); retry after ${retryAfter} seconds.`,
       { headers: { 'Retry-After': String(retryAfter) } },
@@ -183,7 +182,6 @@ export class RateLimiter {
       : 'this client address (requests without a valid API key)';
     if (result.outcome === 'banned') {
       return new ApiError(
-        429,
         'api_key_temporarily_banned',
         `Too many requests were sent while rate limited: ${who} is banned for ${retryAfter} more seconds.`,
         { headers },
@@ -193,7 +191,6 @@ export class RateLimiter {
       .filter((w) => w.count >= w.limit)
       .map((w) => `${w.limit} requests ${WINDOW_WORDS[w.name] ?? `per ${w.name}`}`);
     return new ApiError(
-      429,
       'rate_limit_exceeded',
       `Rate limit exceeded for ${who} (${exhausted.join(', ')}); retry after ${retryAfter} seconds.`,
       { headers },

@@ -9,7 +9,7 @@ import { findOrInstall } from '../support/debian-package.js';
  * The alerting rules and the compose stack's Prometheus configuration, checked by Prometheus's own
  * promtool (Debian's prometheus package): syntax, and the unit tests of deploy/prometheus/alerts.test.yml;
  * and the Alertmanager configuration they are sent to, by amtool (Debian's prometheus-alertmanager).
- * (That every metric they name is exported: test/monitoring.e2e-spec.ts.)
+ * (That every metric they name is exported: test/operations/monitoring.e2e-spec.ts.)
  */
 const run = promisify(execFile);
 

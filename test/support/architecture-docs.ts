@@ -1,4 +1,4 @@
-// The check of test/architecture-docs.e2e-spec.ts: ARCHITECTURE.md's "Layers" block (the kernel
+// The check of test/docs/architecture-docs.e2e-spec.ts: ARCHITECTURE.md's "Layers" block (the kernel
 // and feature folders) and its table of what each feature may also import, read from the page
 // and compared with the import map the lint enforces (import-map.mjs).
 

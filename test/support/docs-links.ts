@@ -1,4 +1,4 @@
-// The link check of test/docs-links.e2e-spec.ts: relative links of the repository's Markdown
+// The link check of test/docs/docs-links.e2e-spec.ts: relative links of the repository's Markdown
 // pages, and their #anchors against GitHub's heading slugs. Links inside code are not links.
 import GithubSlugger from 'github-slugger';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

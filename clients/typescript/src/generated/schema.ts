@@ -86,7 +86,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "insufficient_scope" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "request_timeout" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "not_implemented" | "internal_error";
+            code: "malformed_json" | "validation_failed" | "invalid_parameter" | "unknown_parameter" | "missing_api_key" | "invalid_api_key" | "api_key_expired" | "insufficient_scope" | "not_found" | "route_not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "headers_too_large" | "expectation_failed" | "request_timeout" | "idempotency_key_reused" | "idempotency_key_in_flight" | "rate_limit_exceeded" | "api_key_temporarily_banned" | "gone" | "service_unavailable" | "not_implemented" | "internal_error";
             /**
              * @description Human-readable description.
              * @example name must be a string

@@ -1,0 +1,179 @@
+// bench/paced.mjs, the fixed-rate phase's load generator, against a local node:http server that
+// records when each request arrives: the count, the spacing, the status counts, a slow response
+// in the latencies, errors and timeouts.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { paced, type PacedRequest } from '../../bench/paced.mjs';
+
+interface Arrival {
+  at: number;
+  path: string;
+  authorization?: string;
+  scenario?: string | string[];
+}
+
+interface TestServer {
+  url: string;
+  arrivals: Arrival[];
+  close(): Promise<void>;
+}
+
+/** 200 for any path but /fail (500), /slow (200 after 300 ms) and /hang (never answered). */
+async function startServer(): Promise<TestServer> {
+  const arrivals: Arrival[] = [];
+  const server = http.createServer((req, res) => {
+    arrivals.push({
+      at: performance.now(),
+      path: req.url ?? '',
+      authorization: req.headers.authorization,
+      scenario: req.headers['x-scenario'],
+    });
+    req.resume();
+    if (req.url === '/hang') return;
+    const answer = () => {
+      res.writeHead(req.url === '/fail' ? 500 : 200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    };
+    if (req.url === '/slow') setTimeout(answer, 300);
+    else answer();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    arrivals,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A request whose i-th sending goes to `pathOf(i)`, through setupRequest as the scenarios use it. */
+function numbered(pathOf: (i: number) => string, base: PacedRequest = { method: 'GET', path: '/' }): PacedRequest {
+  let i = 0;
+  return { ...base, setupRequest: (req) => ({ ...req, path: pathOf(i++) }) };
+}
+
+describe('bench/paced.mjs', () => {
+  let server: TestServer;
+  afterEach(async () => {
+    await server?.close();
+  });
+
+  it('sends rate × duration requests evenly spaced, counts each status, and shows a slow response in the max latency', async () => {
+    server = await startServer();
+    const rate = 200;
+    const duration = 2;
+    const result = await paced({
+      url: server.url,
+      connections: 8,
+      rate,
+      duration,
+      headers: { authorization: 'Bearer bench', 'x-scenario': 'global' },
+      request: numbered((i) => (i % 10 === 9 ? '/fail' : i === 200 ? '/slow' : '/ok'), {
+        method: 'GET',
+        path: '/',
+        headers: { 'x-scenario': 'own' },
+      }),
+    });
+
+    expect(result.requests.sent).toBe(rate * duration);
+    expect(result.requests.total).toBe(rate * duration);
+    expect(server.arrivals).toHaveLength(rate * duration);
+    expect(result.errors).toBe(0);
+    expect(result.timeouts).toBe(0);
+
+    // The options' headers under the request's own, as autocannon merges them.
+    expect(new Set(server.arrivals.map((a) => a.authorization))).toEqual(new Set(['Bearer bench']));
+    expect(new Set(server.arrivals.map((a) => a.scenario))).toEqual(new Set(['own']));
+
+    // Evenly spread: no 100 ms window holds more than twice its share (20). A sender that sends a
+    // second's requests at its start puts all 200 in the first window of each second.
+    const first = server.arrivals[0].at;
+    const windows = new Array<number>((duration * 1000) / 100).fill(0);
+    for (const { at } of server.arrivals) windows[Math.min(windows.length - 1, Math.floor((at - first) / 100))]++;
+    const share = (rate * 100) / 1000;
+    expect(Math.max(...windows)).toBeLessThanOrEqual(2 * share);
+
+    expect(result.statusCodeStats).toEqual({ 200: { count: 360 }, 500: { count: 40 } });
+    expect(result.non2xx).toBe(40);
+    expect(result['2xx']).toBe(360);
+    expect(result['5xx']).toBe(40);
+
+    // Latencies of the 2xx responses; the one answered after 300 ms is the max.
+    expect(result.latency.totalCount).toBe(360);
+    expect(result.latency.max).toBeGreaterThanOrEqual(300);
+    const { p50, p90, p99, p99_9, max } = result.latency;
+    expect([p50, p90, p99, p99_9, max]).toEqual([p50, p90, p99, p99_9, max].sort((a, b) => a - b));
+  });
+
+  it('counts a refused connection as an error for every request', async () => {
+    server = await startServer();
+    const { url } = server;
+    await server.close();
+    const result = await paced({
+      url,
+      connections: 4,
+      rate: 100,
+      duration: 0.1,
+      request: { method: 'GET', path: '/ok' },
+    });
+    expect(result.requests.sent).toBe(10);
+    expect(result.requests.total).toBe(0);
+    expect(result.errors).toBe(10);
+    expect(result.timeouts).toBe(0);
+    expect(result.firstError).toBe('ECONNREFUSED');
+    expect(result.latency.totalCount).toBe(0);
+  });
+
+  it('counts a response that does not come back within the drain bound as a timeout', async () => {
+    server = await startServer();
+    const result = await paced({
+      url: server.url,
+      connections: 4,
+      rate: 50,
+      duration: 0.2,
+      drainSeconds: 0.3,
+      request: numbered((i) => (i === 0 ? '/hang' : '/ok')),
+    });
+    expect(result.requests.sent).toBe(10);
+    expect(result.requests.total).toBe(9);
+    expect(result.timeouts).toBe(1);
+    expect(result.errors).toBe(1);
+  });
+
+  it('sends a body and a method as given', async () => {
+    const bodies: string[] = [];
+    const httpServer = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(`${req.method} ${req.headers['content-type']} ${Buffer.concat(chunks).toString()}`);
+        res.writeHead(201).end();
+      });
+    });
+    await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+    server = {
+      url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,
+      arrivals: [],
+      close: () => new Promise<void>((resolve) => httpServer.close(() => resolve())),
+    };
+    const result = await paced({
+      url: server.url,
+      connections: 2,
+      rate: 50,
+      duration: 0.1,
+      request: {
+        method: 'POST',
+        path: '/v1/pets',
+        headers: { 'content-type': 'application/json' },
+        body: '{"name":"Bench pet"}',
+      },
+    });
+    expect(result.statusCodeStats).toEqual({ 201: { count: 5 } });
+    expect(bodies).toEqual(new Array(5).fill('POST application/json {"name":"Bench pet"}'));
+  });
+});
