@@ -11,7 +11,7 @@ import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminAuthGuard } from './admin-auth.guard.js';
 import { AdminKeysController } from './admin-keys.controller.js';
 import { AdminOpenApiController } from './admin-openapi.js';
-import { AdminUsageController } from './admin-usage.controller.js';
+import { AdminUsageController, AdminUsageTotalsController } from './admin-usage.controller.js';
 import { UsageService } from '../usage/usage.service.js';
 
 /** The instances of the public application the admin application shares (one database, one set of services). */
@@ -45,7 +45,13 @@ export class AdminApiModule {
     ];
     return {
       module: AdminApiModule,
-      controllers: [AdminKeysController, AdminUsageController, AdminAuditController, AdminOpenApiController],
+      controllers: [
+        AdminKeysController,
+        AdminUsageController,
+        AdminUsageTotalsController,
+        AdminAuditController,
+        AdminOpenApiController,
+      ],
       providers,
     };
   }

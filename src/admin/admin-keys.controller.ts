@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from 
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyInputError, EXPIRES_AT_FORMAT, type KeyChange } from '../api-keys/api-key-input.js';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
+import { ApiKeysService, type ApiKeyState } from '../api-keys/api-keys.service.js';
 import type { Plan } from '../api-keys/plans.js';
 import type { Actor } from '../audit/audit.js';
 import { ApiError } from '../errors/api-error.js';
@@ -16,7 +16,7 @@ import { adminNextLink, adminPage } from './admin-paging.js';
 import { ADMIN_BEARER_SCHEME, ADMIN_BASE_PATH } from './admin-paths.js';
 import { CreateKeyDto, DEFAULT_OVERLAP_SECONDS, RollKeyDto, UpdateKeyDto } from './dto/key-input.dto.js';
 import { IssuedKeyDto, KeyDto, keyJson } from './dto/key.dto.js';
-import { AdminListQueryDto } from './dto/list-query.dto.js';
+import { KeyListQueryDto } from './dto/key-list-query.dto.js';
 
 export const ID_PARAM = {
   name: 'id',
@@ -114,7 +114,7 @@ export class AdminKeysController {
     operationId: 'listKeys',
     summary: 'List API keys',
     description:
-      'In id order, revoked keys included, each with its state and last use; never a secret. When more keys follow, the `Link` header carries the next page (rel="next").',
+      'In id order, revoked keys included, each with its state and last use; never a secret. `search`, `plan` and `state` narrow the list (all given must hold). When more keys follow, the `Link` header carries the next page (rel="next"), with the same filters.',
   })
   @ApiResponse({
     status: 200,
@@ -126,10 +126,15 @@ export class AdminKeysController {
     },
   })
   @AdminErrorResponses({ status: 400, codes: ['invalid_parameter', 'unknown_parameter'] })
-  async list(@Query() query: AdminListQueryDto, @Res({ passthrough: true }) res: Response): Promise<KeyDto[]> {
+  async list(@Query() query: KeyListQueryDto, @Res({ passthrough: true }) res: Response): Promise<KeyDto[]> {
     const { limit, from } = adminPage(query);
-    const page = await this.keys.page(limit, from);
-    const link = adminNextLink(`${ADMIN_BASE_PATH}/keys`, limit, page.nextAfter);
+    const { search, plan, state } = query;
+    const page = await this.keys.page(limit, from, {
+      search,
+      plan: plan as Plan | undefined, // checked by KeyListQueryDto
+      state: state as ApiKeyState | undefined,
+    });
+    const link = adminNextLink(`${ADMIN_BASE_PATH}/keys`, limit, page.nextAfter, { search, plan, state });
     if (link !== undefined) res.setHeader('Link', link);
     const now = this.clock.now();
     return page.keys.map((k) => keyJson(k, now));

@@ -9,6 +9,7 @@ import { ADMIN_BEARER_SCHEME, ADMIN_OPENAPI_PATH } from './admin-paths.js';
 
 const TAGS: Record<string, string> = {
   keys: 'API keys: issue, list, show, change, roll, revoke.',
+  usage: 'Usage over all keys: totals per hour or day, and the busiest keys.',
   audit: 'The audit log of changes to API keys and admin tokens.',
 };
 

@@ -30,9 +30,20 @@ export function adminPage(query: AdminListQueryDto): { limit: number; from?: big
   return { limit, from };
 }
 
-/** The RFC 8288 `Link` to the next page (relative to this listener), or undefined on the last. */
-export function adminNextLink(path: string, limit: number, next: bigint | null): string | undefined {
+/**
+ * The RFC 8288 `Link` to the next page (relative to this listener), or undefined on the last;
+ * `filters` (those given) are carried to it.
+ */
+export function adminNextLink(
+  path: string,
+  limit: number,
+  next: bigint | null,
+  filters: Record<string, string | undefined> = {},
+): string | undefined {
   if (next === null) return undefined;
-  const params = new URLSearchParams({ limit: String(limit), cursor: encodeAdminCursor(next) });
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined) params.set(name, value);
+  params.set('limit', String(limit));
+  params.set('cursor', encodeAdminCursor(next));
   return `<${path}?${params.toString()}>; rel="next"`;
 }

@@ -32,7 +32,10 @@ export class AdmissionGuard implements CanActivate {
     if (declaredAuthMode(this.reflector, handler, controller) === 'public') return true;
     const route = declaredKeyRoute(this.reflector, handler, controller);
     const http = context.switchToHttp();
-    const admission = await this.admission.admit(http.getRequest<Request>(), { counted: route.counted });
+    const admission = await this.admission.admit(http.getRequest<Request>(), {
+      counted: route.counted,
+      operation: route.operation,
+    });
     applyAdmission(http.getResponse<Response>(), admission);
     const scope = route.scope;
     if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {

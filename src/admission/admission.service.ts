@@ -13,6 +13,7 @@ import {
   type RateLimitSubject,
 } from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
+import type { UsageOperation } from '../usage/usage-counts.js';
 import { UsageRecorder } from '../usage/usage-recorder.js';
 
 /** What admission decided about one request (docs/api-keys.md, "Admission and rate limits"). */
@@ -51,7 +52,7 @@ export interface Admission extends RequestAdmission {
  *    read as its next counted request would find it. Steps 3 and 4 are as above.
  *
  * Every request counted against a key is also recorded in the key's usage (UsageRecorder: in
- * memory, written in batches), with whether it is refused 429.
+ * memory, written in batches), under its operation, with whether it is refused 429.
  *
  * The admission is stored once in the request context, where the access log, metrics and
  * idempotency read the principal.
@@ -64,23 +65,29 @@ export class AdmissionService {
     private readonly usage: UsageRecorder,
   ) {}
 
-  /** `counted: false`: a valid key is not counted against its limits (step 5). */
-  async admit(req: Request, { counted = true } = {}): Promise<Admission> {
+  /**
+   * `counted: false`: a valid key is not counted against its limits (step 5). `operation`: what
+   * the request's usage is recorded under (`other`: a /v1 path no operation answers).
+   */
+  async admit(
+    req: Request,
+    { counted = true, operation = 'other' }: { counted?: boolean; operation?: UsageOperation } = {},
+  ): Promise<Admission> {
     const address = clientAddress(req);
     let verified: AuthResult;
     try {
       verified = await this.auth.verify(req.headers.authorization, address);
     } catch (err) {
-      const admission = await this.count(req, { subject: addressSubject(address) });
+      const admission = await this.count(req, { subject: addressSubject(address) }, operation);
       admission.refusal = err as Error;
       return admission;
     }
     if (verified.ok) {
       const { principal } = verified;
       const admission: Admission = { principal, subject: keySubject(principal) };
-      return counted ? this.count(req, admission) : this.readQuota(req, admission);
+      return counted ? this.count(req, admission, operation) : this.readQuota(req, admission);
     }
-    const admission = await this.count(req, { subject: addressSubject(address) });
+    const admission = await this.count(req, { subject: addressSubject(address) }, operation);
     admission.refusal ??= verified.error;
     return admission;
   }
@@ -95,7 +102,7 @@ export class AdmissionService {
     return admission;
   }
 
-  private async count(req: Request, admission: Admission): Promise<Admission> {
+  private async count(req: Request, admission: Admission, operation: UsageOperation): Promise<Admission> {
     requestContext(req).admission = admission;
     const decision = await this.limiter.count(admission.subject);
     admission.windows = decision.result.windows;
@@ -103,7 +110,7 @@ export class AdmissionService {
     admission.headers = decision.headers;
     admission.refusal = decision.refusal;
     if (admission.principal !== undefined) {
-      this.usage.record(admission.principal.keyId, decision.nowMs, decision.result.outcome !== 'allowed');
+      this.usage.record(admission.principal.keyId, operation, decision.nowMs, decision.result.outcome !== 'allowed');
     }
     return admission;
   }

@@ -99,6 +99,55 @@ export interface ApiKeyFields {
   scopes?: string[];
 }
 
+/** What a list of keys may be narrowed to (ApiKeysService.page). */
+export interface KeyFilter {
+  /** A part of the name (any case), or the first characters of a key. */
+  search?: string;
+  plan?: Plan;
+  state?: 'active' | 'expiring' | 'expired' | 'revoked';
+  /** The instant the state is taken at. */
+  now: Date;
+  /** A key expiring within this long of `now` is `expiring`. */
+  expiringWithinMs: number;
+}
+
+/** Lengths of the prefix kept of a key (version 1 and 2): a longer search is cut to them. */
+const PREFIX_LENGTHS = [12, 13];
+
+/** The conditions of a filter, as Prisma takes them. */
+function filterWhere(filter: KeyFilter): Prisma.ApiKeyWhereInput[] {
+  const where: Prisma.ApiKeyWhereInput[] = [];
+  if (filter.plan !== undefined) where.push({ plan: filter.plan });
+  const soon = new Date(filter.now.getTime() + filter.expiringWithinMs);
+  switch (filter.state) {
+    case 'revoked':
+      where.push({ revokedAt: { not: null } });
+      break;
+    case 'expired':
+      where.push({ revokedAt: null, expiresAt: { lte: filter.now } });
+      break;
+    case 'expiring':
+      where.push({ revokedAt: null, expiresAt: { gt: filter.now, lte: soon } });
+      break;
+    case 'active':
+      where.push({ revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: soon } }] });
+      break;
+  }
+  const search = filter.search;
+  if (search !== undefined) {
+    // Prisma passes the text to LIKE as it is: its wildcards (and the escape) are escaped here.
+    const literal = search.replace(/[\\%_]/g, '\\$&');
+    where.push({
+      OR: [
+        { name: { contains: literal, mode: 'insensitive' } },
+        { prefix: { startsWith: literal } },
+        { prefix: { in: PREFIX_LENGTHS.map((n) => search.slice(0, n)) } },
+      ],
+    });
+  }
+  return where;
+}
+
 /** A key's row as listed, with the hashes of its current and previous secret. */
 export type InfoRowWithHashes = InfoRow & { hash: string; previousHash: string | null };
 
@@ -148,11 +197,14 @@ export class ApiKeysRepository {
     });
   }
 
-  /** Up to `limit` keys with ids above `after`, in id order. */
-  async page(limit: number, after?: bigint): Promise<InfoRow[]> {
+  /** Up to `limit` keys with ids above `after` that pass `filter`, in id order. */
+  async page(limit: number, after?: bigint, filter?: KeyFilter): Promise<InfoRow[]> {
+    const where: Prisma.ApiKeyWhereInput[] = [];
+    if (after !== undefined) where.push({ id: { gt: after } });
+    if (filter !== undefined) where.push(...filterWhere(filter));
     return this.prisma.apiKey.findMany({
       select: INFO_FIELDS,
-      where: after === undefined ? {} : { id: { gt: after } },
+      where: { AND: where },
       orderBy: { id: 'asc' },
       take: limit,
     });
@@ -160,6 +212,16 @@ export class ApiKeysRepository {
 
   async count(): Promise<number> {
     return this.prisma.apiKey.count();
+  }
+
+  /** The names of the keys with these ids (ids without a key are absent). */
+  async namesOf(ids: readonly bigint[]): Promise<Map<bigint, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.prisma.apiKey.findMany({
+      where: { id: { in: [...ids] } },
+      select: { id: true, name: true },
+    });
+    return new Map(rows.map((r) => [r.id, r.name]));
   }
 
   async findInfo(id: bigint, db: Db = this.prisma): Promise<InfoRow | null> {

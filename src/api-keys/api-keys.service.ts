@@ -262,9 +262,20 @@ export class ApiKeysService {
     return rows.map(toInfo);
   }
 
-  /** Up to `limit` keys after key `after` (from the first when undefined), in id order, and whether more follow. */
-  async page(limit: number, after?: bigint): Promise<{ keys: ApiKeyInfo[]; nextAfter: bigint | null }> {
-    const rows = await this.repository.page(limit + 1, after);
+  /**
+   * Up to `limit` keys after key `after` (from the first when undefined) that pass the filters, in
+   * id order, and whether more follow. The state is taken now.
+   */
+  async page(
+    limit: number,
+    after?: bigint,
+    filter: { search?: string; plan?: Plan; state?: ApiKeyState } = {},
+  ): Promise<{ keys: ApiKeyInfo[]; nextAfter: bigint | null }> {
+    const rows = await this.repository.page(limit + 1, after, {
+      ...filter,
+      now: this.clock.now(),
+      expiringWithinMs: EXPIRING_WITHIN_MS,
+    });
     const keys = rows.slice(0, limit).map(toInfo);
     return { keys, nextAfter: rows.length > limit ? keys[keys.length - 1].id : null };
   }

@@ -42,6 +42,13 @@ const ENTRY_FIELDS = {
  * and the hash chain, and refuses UPDATE and DELETE (the migrations' triggers), so there are no
  * others. Prisma and its raw queries: all are rare.
  */
+/** What a page of the audit log may be narrowed to: the entries of one actor, action or key. */
+export interface AuditFilter {
+  actor?: string;
+  action?: AuditAction;
+  keyId?: bigint;
+}
+
 @Injectable()
 export class AuditLogRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -55,11 +62,16 @@ export class AuditLogRepository {
     )::text AS "id"`;
   }
 
-  /** Up to `limit` entries with ids below `before` (all when undefined), newest first. */
-  async page(limit: number, before?: bigint): Promise<AuditEntry[]> {
+  /** Up to `limit` entries with ids below `before` (all when undefined) that pass `filter`, newest first. */
+  async page(limit: number, before?: bigint, filter: AuditFilter = {}): Promise<AuditEntry[]> {
     const rows = await this.prisma.auditEntry.findMany({
       select: ENTRY_FIELDS,
-      where: before === undefined ? {} : { id: { lt: before } },
+      where: {
+        ...(before === undefined ? {} : { id: { lt: before } }),
+        ...(filter.actor === undefined ? {} : { actor: filter.actor }),
+        ...(filter.action === undefined ? {} : { action: filter.action }),
+        ...(filter.keyId === undefined ? {} : { keyId: filter.keyId }),
+      },
       orderBy: { id: 'desc' },
       take: limit,
     });

@@ -4,6 +4,7 @@ import { ApiErrorResponses, exampleBody } from '../errors/api-responses.decorato
 import { ErrorDto } from '../errors/error.dto.js';
 import { AUTH_MODE, AuthMode, KEY_ROUTE, type KeyRoute } from './auth-mode.js';
 import type { Scope } from '../api-keys/scopes.js';
+import type { KeyOperation } from '../api-keys/operations.js';
 
 /** Name of the HTTP bearer security scheme in the OpenAPI document. */
 export const BEARER_SCHEME = 'bearer';
@@ -24,6 +25,8 @@ export interface ApiKeyAuthOptions {
    * against the small budget of uncounted reads (docs/rate-limits.md).
    */
   counted?: boolean;
+  /** The operation the key's usage is recorded under (its operationId). */
+  operation?: KeyOperation;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface ApiKeyAuthOptions {
  * the OpenAPI document cannot drift: AdmissionGuard reads the same metadata.
  */
 export function ApiKeyAuth(options: ApiKeyAuthOptions = {}): ClassDecorator & MethodDecorator {
-  const route: KeyRoute = { scope: options.scope, counted: options.counted ?? true };
+  const route: KeyRoute = { scope: options.scope, counted: options.counted ?? true, operation: options.operation };
   const decorators = [
     SetMetadata<string, AuthMode>(AUTH_MODE, 'api-key'),
     SetMetadata<string, KeyRoute>(KEY_ROUTE, route),

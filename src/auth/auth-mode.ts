@@ -1,6 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import type { Scope } from '../api-keys/scopes.js';
+import type { KeyOperation } from '../api-keys/operations.js';
 
 /** Metadata key of a route's declared authentication (set by @Public() or @ApiKeyAuth()). */
 export const AUTH_MODE = 'animal-store:auth-mode';
@@ -11,10 +12,14 @@ export type AuthMode = 'public' | 'api-key';
 /** Metadata key of what a route needing an API key asks of it (set by @ApiKeyAuth()). */
 export const KEY_ROUTE = 'animal-store:key-route';
 
-/** What a route needing an API key asks of it: a scope, and whether its requests are counted. */
+/**
+ * What a route needing an API key asks of it: a scope, whether its requests are counted, and the
+ * operation its usage is recorded under (`other` when it names none).
+ */
 export interface KeyRoute {
   scope?: Scope;
   counted: boolean;
+  operation?: KeyOperation;
 }
 
 const ANY_KEY: KeyRoute = { counted: true };

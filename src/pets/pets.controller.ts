@@ -33,7 +33,7 @@ export class PetsController {
   ) {}
 
   @Get()
-  @ApiKeyAuth({ scope: 'pets:read' })
+  @ApiKeyAuth({ scope: 'pets:read', operation: 'listPets' })
   @ApiOperation({
     operationId: 'listPets',
     summary: 'List animals',
@@ -58,7 +58,7 @@ export class PetsController {
 
   @Post()
   @HttpCode(201)
-  @ApiKeyAuth({ scope: 'pets:write' })
+  @ApiKeyAuth({ scope: 'pets:write', operation: 'createPet' })
   @ApiOperation({
     operationId: 'createPet',
     summary: 'Add an animal',
@@ -102,7 +102,7 @@ export class PetsController {
   }
 
   @Get(':petId')
-  @ApiKeyAuth({ scope: 'pets:read' })
+  @ApiKeyAuth({ scope: 'pets:read', operation: 'getPet' })
   @Deprecated({
     deprecatedAt: GET_PET_DEPRECATED_AT,
     sunset: GET_PET_SUNSET,

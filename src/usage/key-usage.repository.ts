@@ -1,38 +1,57 @@
 import { Injectable } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client.js';
 import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { UsageRow } from './usage-counts.js';
+import type { UsageOperation, UsageRow } from './usage-counts.js';
 
 /** Rows one DELETE of the purge removes (one short statement each, so no lock is held long). */
 export const PURGE_BATCH = 1_000;
 
 /**
- * Adds a batch of counts, one row per key and hour, in one statement: the batch comes as four
- * arrays of equal length, and a row already written (by another instance, or an earlier flush)
- * gets the counts added to it. The rows are taken in key and hour order, so instances writing
- * batches that share rows lock them in the same order and never deadlock each other.
+ * Adds a batch of counts, one row per key, hour and operation, in one statement: the batch comes
+ * as five arrays of equal length, and a row already written (by another instance, or an earlier
+ * flush) gets the counts added to it. The rows are taken in key, hour and operation order, so
+ * instances writing batches that share rows lock them in the same order and never deadlock.
  */
 const ADD: PreparedStatement = {
   name: 'key_usage_add',
   text:
-    'INSERT INTO "key_usage" ("key_id", "hour", "requests", "limited") ' +
-    'SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS "batch" ("key_id", "hour", "requests", "limited") ' +
-    'ORDER BY "key_id", "hour" ' +
-    'ON CONFLICT ("key_id", "hour") DO UPDATE SET "requests" = "key_usage"."requests" + excluded."requests", ' +
+    'INSERT INTO "key_usage" ("key_id", "hour", "operation", "requests", "limited") ' +
+    'SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::bigint[], $5::bigint[]) ' +
+    'AS "batch" ("key_id", "hour", "operation", "requests", "limited") ' +
+    'ORDER BY "key_id", "hour", "operation" ' +
+    'ON CONFLICT ("key_id", "hour", "operation") DO UPDATE SET "requests" = "key_usage"."requests" + excluded."requests", ' +
     '"limited" = "key_usage"."limited" + excluded."limited"',
 };
 
-/** A key's counts in one period (an hour, or a UTC day summed from its hours). */
+/** Counts in one period (an hour, or a UTC day summed from its hours). */
 export interface UsagePeriodRow {
   period: Date;
   requests: bigint;
   limited: bigint;
 }
 
+/** Counts of one operation in one period. */
+export interface UsageOperationRow extends UsagePeriodRow {
+  operation: UsageOperation;
+}
+
+/** One key's counts over a range of hours. */
+export interface KeyTotalRow {
+  keyId: bigint;
+  requests: bigint;
+  limited: bigint;
+}
+
+/** The SQL expression of a row's period: its hour, or its UTC day. */
+function periodOf(granularity: 'hour' | 'day'): Prisma.Sql {
+  return granularity === 'hour' ? Prisma.sql`"hour"` : Prisma.sql`date_trunc('day', "hour", 'UTC')`;
+}
+
 /**
  * Every statement on key_usage: the batched add of the flush (our own SQL: it runs every few
- * seconds on every instance, ARCHITECTURE.md, "Data access"), the reads of the admin API and
- * the key tool, and the purge.
+ * seconds on every instance, ARCHITECTURE.md, "Data access"), the reads of the admin API, the
+ * console and the key tool, and the purge.
  */
 @Injectable()
 export class KeyUsageRepository {
@@ -42,35 +61,71 @@ export class KeyUsageRepository {
   async add(rows: readonly UsageRow[]): Promise<void> {
     const keyIds: string[] = [];
     const hours: string[] = [];
+    const operations: string[] = [];
     const requests: string[] = [];
     const limited: string[] = [];
     for (const row of rows) {
       keyIds.push(row.keyId);
       hours.push(new Date(row.hour).toISOString());
+      operations.push(row.operation);
       requests.push(String(row.requests));
       limited.push(String(row.limited));
     }
-    await this.prisma.database.query(ADD, [keyIds, hours, requests, limited]);
+    await this.prisma.database.query(ADD, [keyIds, hours, operations, requests, limited]);
   }
 
-  /** A key's counts by hour in [from, to), oldest first. */
-  async byHour(keyId: bigint, from: Date, to: Date): Promise<UsagePeriodRow[]> {
-    const rows = await this.prisma.keyUsage.findMany({
-      where: { keyId, hour: { gte: from, lt: to } },
-      orderBy: { hour: 'asc' },
-      select: { hour: true, requests: true, limited: true },
-    });
-    return rows.map((r) => ({ period: r.hour, requests: r.requests, limited: r.limited }));
-  }
-
-  /** A key's counts by UTC day in [from, to), oldest first (`from` and `to` are whole days). */
-  async byDay(keyId: bigint, from: Date, to: Date): Promise<UsagePeriodRow[]> {
+  /** A key's counts by hour or UTC day in [from, to), all operations summed, oldest first. */
+  async byPeriod(keyId: bigint, from: Date, to: Date, granularity: 'hour' | 'day'): Promise<UsagePeriodRow[]> {
     return this.prisma.$queryRaw<UsagePeriodRow[]>`
-        SELECT date_trunc('day', "hour", 'UTC') AS "period",
+        SELECT ${periodOf(granularity)} AS "period",
                sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
         FROM "key_usage"
         WHERE "key_id" = ${keyId} AND "hour" >= ${from} AND "hour" < ${to}
         GROUP BY 1 ORDER BY 1`;
+  }
+
+  /** A key's counts by hour or UTC day and operation in [from, to), oldest first, operations by name. */
+  async byPeriodAndOperation(
+    keyId: bigint,
+    from: Date,
+    to: Date,
+    granularity: 'hour' | 'day',
+  ): Promise<UsageOperationRow[]> {
+    return this.prisma.$queryRaw<UsageOperationRow[]>`
+        SELECT ${periodOf(granularity)} AS "period", "operation",
+               sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
+        FROM "key_usage"
+        WHERE "key_id" = ${keyId} AND "hour" >= ${from} AND "hour" < ${to}
+        GROUP BY 1, 2 ORDER BY 1, 2`;
+  }
+
+  /** Every key's counts summed by hour or UTC day in [from, to), oldest first. */
+  async totals(from: Date, to: Date, granularity: 'hour' | 'day'): Promise<UsagePeriodRow[]> {
+    return this.prisma.$queryRaw<UsagePeriodRow[]>`
+        SELECT ${periodOf(granularity)} AS "period",
+               sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
+        FROM "key_usage"
+        WHERE "hour" >= ${from} AND "hour" < ${to}
+        GROUP BY 1 ORDER BY 1`;
+  }
+
+  /** The `limit` keys with the most requests in [from, to), most first (ties by id). */
+  async topKeys(from: Date, to: Date, limit: number): Promise<KeyTotalRow[]> {
+    return this.prisma.$queryRaw<KeyTotalRow[]>`
+        SELECT "key_id" AS "keyId", sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
+        FROM "key_usage"
+        WHERE "hour" >= ${from} AND "hour" < ${to}
+        GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${limit}::int`;
+  }
+
+  /** The counts of each of `keyIds` in [from, to); keys without requests are left out. */
+  async keyTotals(keyIds: readonly bigint[], from: Date, to: Date): Promise<KeyTotalRow[]> {
+    if (keyIds.length === 0) return [];
+    return this.prisma.$queryRaw<KeyTotalRow[]>`
+        SELECT "key_id" AS "keyId", sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
+        FROM "key_usage"
+        WHERE "key_id" = ANY(${keyIds.map(String)}::bigint[]) AND "hour" >= ${from} AND "hour" < ${to}
+        GROUP BY 1`;
   }
 
   /**
@@ -79,8 +134,8 @@ export class KeyUsageRepository {
    */
   async deleteBeforeBatch(before: Date): Promise<number> {
     return this.prisma.$executeRaw`
-        DELETE FROM "key_usage" WHERE ("key_id", "hour") IN (
-          SELECT "key_id", "hour" FROM "key_usage"
+        DELETE FROM "key_usage" WHERE ("key_id", "hour", "operation") IN (
+          SELECT "key_id", "hour", "operation" FROM "key_usage"
           WHERE "hour" < ${before} ORDER BY "hour" LIMIT ${PURGE_BATCH}
           FOR UPDATE SKIP LOCKED)`;
   }

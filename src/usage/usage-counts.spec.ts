@@ -1,20 +1,21 @@
 import fc from 'fast-check';
-import { HOUR_MS, UsageCounts, type UsageRow } from './usage-counts.js';
+import { HOUR_MS, USAGE_OPERATIONS, UsageCounts, type UsageOperation, type UsageRow } from './usage-counts.js';
 
-/** One request: a key, an instant, whether it was answered 429. */
+/** One request: a key, an operation, an instant, whether it was answered 429. */
 const request = fc.record({
   key: fc.constantFrom('1', '2', '3', '9223372036854775807'),
+  operation: fc.constantFrom(...USAGE_OPERATIONS),
   at: fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 0, 1) + 5 * HOUR_MS }),
   limited: fc.boolean(),
 });
 
-type Request = { key: string; at: number; limited: boolean };
+type Request = { key: string; operation: UsageOperation; at: number; limited: boolean };
 
-/** The expected rows: the requests summed by key and hour (order-independent). */
+/** The expected rows: the requests summed by key, hour and operation (order-independent). */
 function sums(requests: readonly Request[]): Map<string, { requests: number; limited: number }> {
   const out = new Map<string, { requests: number; limited: number }>();
   for (const r of requests) {
-    const k = `${r.key}@${Math.floor(r.at / HOUR_MS) * HOUR_MS}`;
+    const k = `${r.key}@${Math.floor(r.at / HOUR_MS) * HOUR_MS}/${r.operation}`;
     const t = out.get(k) ?? { requests: 0, limited: 0 };
     t.requests++;
     if (r.limited) t.limited++;
@@ -26,7 +27,7 @@ function sums(requests: readonly Request[]): Map<string, { requests: number; lim
 function asMap(rows: readonly UsageRow[]): Map<string, { requests: number; limited: number }> {
   const out = new Map<string, { requests: number; limited: number }>();
   for (const row of rows) {
-    const k = `${row.keyId}@${row.hour}`;
+    const k = `${row.keyId}@${row.hour}/${row.operation}`;
     const t = out.get(k) ?? { requests: 0, limited: 0 };
     t.requests += row.requests;
     t.limited += row.limited;
@@ -36,11 +37,11 @@ function asMap(rows: readonly UsageRow[]): Map<string, { requests: number; limit
 }
 
 describe('UsageCounts', () => {
-  it('sums any sequence of records exactly, by key and UTC hour, one row each, oldest hour first', () => {
+  it('sums any sequence of records exactly, by key, UTC hour and operation, one row each, oldest hour first', () => {
     fc.assert(
       fc.property(fc.array(request, { maxLength: 300 }), (requests) => {
         const counts = new UsageCounts();
-        for (const r of requests) counts.record(r.key, r.at, r.limited);
+        for (const r of requests) counts.record(r.key, r.operation, r.at, r.limited);
         const rows = counts.take();
         expect(asMap(rows)).toEqual(sums(requests));
         expect(rows).toHaveLength(sums(requests).size);
@@ -65,7 +66,7 @@ describe('UsageCounts', () => {
         const made: Request[] = [];
         for (const s of steps) {
           if (s.kind === 'record') {
-            counts.record(s.r.key, s.r.at, s.r.limited);
+            counts.record(s.r.key, s.r.operation, s.r.at, s.r.limited);
             made.push(s.r);
           } else {
             const rows = counts.take();
@@ -82,15 +83,17 @@ describe('UsageCounts', () => {
   it('keeps counting in the hour at hand after a restore of older hours', () => {
     const counts = new UsageCounts();
     const t0 = Date.UTC(2026, 10, 27, 6, 30);
-    counts.record('7', t0, false);
+    counts.record('7', 'getPet', t0, false);
     const taken = counts.take();
-    counts.record('7', t0 + HOUR_MS, true);
+    counts.record('7', 'getPet', t0 + HOUR_MS, true);
     counts.restore(taken);
-    counts.record('7', t0 + HOUR_MS, false);
-    counts.record('7', t0, false);
+    counts.record('7', 'getPet', t0 + HOUR_MS, false);
+    counts.record('7', 'listPets', t0 + HOUR_MS, false);
+    counts.record('7', 'getPet', t0, false);
     expect(counts.take()).toEqual([
-      { keyId: '7', hour: Date.UTC(2026, 10, 27, 6), requests: 2, limited: 0 },
-      { keyId: '7', hour: Date.UTC(2026, 10, 27, 7), requests: 2, limited: 1 },
+      { keyId: '7', hour: Date.UTC(2026, 10, 27, 6), operation: 'getPet', requests: 2, limited: 0 },
+      { keyId: '7', hour: Date.UTC(2026, 10, 27, 7), operation: 'getPet', requests: 2, limited: 1 },
+      { keyId: '7', hour: Date.UTC(2026, 10, 27, 7), operation: 'listPets', requests: 1, limited: 0 },
     ]);
   });
 });

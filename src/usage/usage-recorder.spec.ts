@@ -39,23 +39,23 @@ describe('UsageRecorder', () => {
   it('keeps the counts of a failed write and writes them with the next, nothing lost or doubled', async () => {
     const { clock, rows, metrics, usage } = recorder();
     const hour6 = Date.UTC(2026, 10, 27, 6);
-    usage.record('1', clock.ms, false);
-    usage.record('1', clock.ms, true);
+    usage.record('1', 'listPets', clock.ms, false);
+    usage.record('1', 'listPets', clock.ms, true);
     rows.down = true;
     expect(await usage.flush()).toBe(false);
     expect(await value(metrics, 'usage_flush_failures_total')).toBe(1);
     clock.ms += 2_000; // now in the next hour
-    usage.record('1', clock.ms, false);
-    usage.record('2', clock.ms, false);
+    usage.record('1', 'listPets', clock.ms, false);
+    usage.record('2', 'createPet', clock.ms, false);
     expect(await usage.flush()).toBe(false);
     expect(usage.lagSeconds()).toBe(2);
     rows.down = false;
     expect(await usage.flush()).toBe(true);
     expect(rows.writes).toEqual([
       [
-        { keyId: '1', hour: hour6, requests: 2, limited: 1 },
-        { keyId: '1', hour: hour6 + 3_600_000, requests: 1, limited: 0 },
-        { keyId: '2', hour: hour6 + 3_600_000, requests: 1, limited: 0 },
+        { keyId: '1', hour: hour6, operation: 'listPets', requests: 2, limited: 1 },
+        { keyId: '1', hour: hour6 + 3_600_000, operation: 'listPets', requests: 1, limited: 0 },
+        { keyId: '2', hour: hour6 + 3_600_000, operation: 'createPet', requests: 1, limited: 0 },
       ],
     ]);
     expect(await value(metrics, 'usage_flush_failures_total')).toBe(2);
@@ -71,9 +71,9 @@ describe('UsageRecorder', () => {
 
   it('writes what it holds on shutdown, after a write already under way', async () => {
     const { clock, rows, usage } = recorder();
-    usage.record('5', clock.ms, false);
+    usage.record('5', 'getPet', clock.ms, false);
     const first = usage.flush();
-    usage.record('5', clock.ms, false); // counted while the first write is under way
+    usage.record('5', 'getPet', clock.ms, false); // counted while the first write is under way
     await usage.beforeApplicationShutdown();
     await first;
     expect(rows.writes.flat().reduce((n, r) => n + r.requests, 0)).toBe(2);

@@ -3,14 +3,14 @@ import { usageConfig, type UsageConfig } from '../config/usage.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { Clock } from '../time/clock.js';
 import { KeyUsageRepository, PURGE_BATCH } from './key-usage.repository.js';
-import { UsageCounts, type UsageRow } from './usage-counts.js';
+import { UsageCounts, type UsageOperation, type UsageRow } from './usage-counts.js';
 
 /** Hours past their retention are deleted this often (as expired Idempotency-Keys are). */
 export const PURGE_INTERVAL_MS = 10 * 60_000;
 const DAY_MS = 86_400_000;
 
 /**
- * Usage per key and UTC hour (docs/operations.md, "Usage per key"): every request counted against
+ * Usage per key, UTC hour and operation (docs/operations.md, "Usage per key"): every request counted against
  * a key's rate limits is recorded here by admission, in memory (UsageCounts: no I/O, no timer and
  * no promise per request), and written every USAGE_FLUSH_MS in one statement that adds this
  * instance's counts to the rows of every instance (KeyUsageRepository.add).
@@ -45,9 +45,9 @@ export class UsageRecorder implements OnApplicationBootstrap, BeforeApplicationS
     metrics.usageFlushLag(() => this.lagSeconds());
   }
 
-  /** Counts one request against a key at `nowMs`; `limited`: it is answered 429. */
-  record(keyId: string, nowMs: number, limited: boolean): void {
-    this.counts.record(keyId, nowMs, limited);
+  /** Counts one request of `operation` against a key at `nowMs`; `limited`: it is answered 429. */
+  record(keyId: string, operation: UsageOperation, nowMs: number, limited: boolean): void {
+    this.counts.record(keyId, operation, nowMs, limited);
   }
 
   /** Seconds since the counts were last written (0 right after a flush). */

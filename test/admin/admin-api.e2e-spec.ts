@@ -546,6 +546,8 @@ describeEachDatabase('the admin API on %s', (kind) => {
       '/admin/v1/keys/{id}/revoke',
       '/admin/v1/keys/{id}/roll',
       '/admin/v1/keys/{id}/usage',
+      '/admin/v1/usage',
+      '/admin/v1/usage/top-keys',
     ]);
   });
 

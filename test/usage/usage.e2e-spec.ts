@@ -105,7 +105,13 @@ describeEachDatabase('usage per key on %s', (kind) => {
   it('adds batches that share rows, written at once in opposite orders, without a deadlock and exactly', async () => {
     const repository = app.get(KeyUsageRepository);
     const hour = Date.UTC(2026, 10, 27, 12);
-    const rows = Array.from({ length: 300 }, (_, i) => ({ keyId: String(1000 + i), hour, requests: 1, limited: 0 }));
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      keyId: String(1000 + i),
+      hour,
+      operation: 'listPets' as const,
+      requests: 1,
+      limited: 0,
+    }));
     await repository.add(rows);
     for (let round = 0; round < 5; round++) {
       await Promise.all([repository.add(rows), repository.add([...rows].reverse())]);
@@ -156,10 +162,10 @@ describeEachDatabase('usage per key on %s', (kind) => {
     const old = PURGE_BATCH * 2 + 5;
     // `old` hours that began more than 30 days ago, and 10 within them.
     await prisma.$executeRaw`
-      INSERT INTO "key_usage" ("key_id", "hour", "requests", "limited")
-      SELECT 1, ${now}::timestamptz - interval '31 days' - n * interval '1 hour', 1, 0 FROM generate_series(1, ${old}) AS n
+      INSERT INTO "key_usage" ("key_id", "hour", "operation", "requests", "limited")
+      SELECT 1, ${now}::timestamptz - interval '31 days' - n * interval '1 hour', 'listPets', 1, 0 FROM generate_series(1, ${old}) AS n
       UNION ALL
-      SELECT 1, ${now}::timestamptz - interval '29 days' + n * interval '1 hour', 1, 0 FROM generate_series(1, 10) AS n`;
+      SELECT 1, ${now}::timestamptz - interval '29 days' + n * interval '1 hour', 'listPets', 1, 0 FROM generate_series(1, 10) AS n`;
     expect(await recorder().purgeExpired()).toBe(old);
     expect(await prisma.keyUsage.count()).toBe(10);
     expect(await recorder().purgeExpired()).toBe(0);
