@@ -10,8 +10,8 @@ import { describeIf } from './describe-if.js';
 
 /**
  * The databases the HTTP tests run against: always the embedded default (a fresh DATA_DIR),
- * and PostgreSQL when DATABASE_URL is set (a fresh database on that server per suite,
- * migrated with the project's migrator and dropped afterwards). Both come migrated unless
+ * and PostgreSQL when DATABASE_URL is set (a fresh database on that server per suite, a copy
+ * of one migrated by the project's migrator, dropped afterwards). Both come migrated unless
  * `migrate: false` asks for an empty one (an empty DATA_DIR: PGlite initialises it and the
  * service migrates it when it opens it, as on a first start).
  */
@@ -81,14 +81,9 @@ export async function createTestDatabase(
     };
   }
   const name = `animal_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = new pg.Client({ connectionString: adminUrl() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(adminUrl());
-  url.pathname = `/${name}`;
-  const env = { ...TEST_ENV, DATABASE_URL: url.toString() };
-  if (options.migrate !== false) await migratePostgres(loadConfig(env).database, () => {});
+  const template = options.migrate === false ? 'template1' : await migratedTemplateDatabase();
+  await createDatabase(name, template);
+  const env = { ...TEST_ENV, DATABASE_URL: databaseUrl(name) };
   return {
     kind,
     env,
@@ -102,6 +97,74 @@ export async function createTestDatabase(
   };
 }
 
+function databaseUrl(name: string): string {
+  const url = new URL(adminUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** CREATE DATABASE name TEMPLATE template, retried while another session briefly holds the template. */
+async function createDatabase(name: string, template: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+        return;
+      } catch (err) {
+        // 55006: "source database is being accessed by other users" (a concurrent copy of it).
+        if ((err as { code?: string }).code !== '55006' || attempt >= 50) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A digest of the migrations (and of `extra`): what a template made from them depends on. */
+function migrationsDigest(extra: string): string {
+  const migrationsDir = loadConfig(TEST_ENV).database.migrationsDir;
+  const hash = createHash('sha256').update(extra);
+  for (const name of readdirSync(migrationsDir).sort()) {
+    const file = path.join(migrationsDir, name, 'migration.sql');
+    if (existsSync(file)) hash.update(`${name}\n`).update(readFileSync(file));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * A migrated PostgreSQL database to copy with CREATE DATABASE … TEMPLATE: a file copy on the
+ * server instead of running every migration per suite. Named by the migrations' digest, so a
+ * change of migrations makes a new one; built under a name of its own and renamed into place
+ * only once migrated, so a copy never starts from a half-migrated template. Jest processes
+ * side by side (workers, CI's two runs) may each build one: the first rename wins.
+ */
+async function migratedTemplateDatabase(): Promise<string> {
+  const name = `animal_test_template_${migrationsDigest('postgres')}`;
+  const admin = new pg.Client({ connectionString: adminUrl() });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount) return name;
+    const building = `${name}_${process.pid}`;
+    await admin.query(`DROP DATABASE IF EXISTS "${building}"`);
+    await admin.query(`CREATE DATABASE "${building}"`);
+    await migratePostgres(loadConfig({ ...TEST_ENV, DATABASE_URL: databaseUrl(building) }).database, () => {});
+    try {
+      await admin.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
+    } catch (err) {
+      // 42P04: another process renamed its template into place first.
+      if ((err as { code?: string }).code !== '42P04') throw err;
+      await admin.query(`DROP DATABASE IF EXISTS "${building}" WITH (FORCE)`);
+    }
+    return name;
+  } finally {
+    await admin.end();
+  }
+}
+
 /**
  * A migrated embedded DATA_DIR to copy: initialising a PGlite directory (its initdb) and
  * migrating it takes seconds of CPU, copying one a fraction of that. Made once per
@@ -111,16 +174,10 @@ export async function createTestDatabase(
  * side by side may each build one: the first to rename it into place wins.
  */
 async function migratedDataDir(): Promise<string> {
-  const migrationsDir = loadConfig(TEST_ENV).database.migrationsDir;
-  const hash = createHash('sha256');
-  hash.update(
-    (JSON.parse(readFileSync('node_modules/@electric-sql/pglite/package.json', 'utf8')) as { version: string }).version,
-  );
-  for (const name of readdirSync(migrationsDir).sort()) {
-    const file = path.join(migrationsDir, name, 'migration.sql');
-    if (existsSync(file)) hash.update(`${name}\n`).update(readFileSync(file));
-  }
-  const dir = path.resolve('.tmp', `pglite-template-${hash.digest('hex').slice(0, 16)}`);
+  const pgliteVersion = (
+    JSON.parse(readFileSync('node_modules/@electric-sql/pglite/package.json', 'utf8')) as { version: string }
+  ).version;
+  const dir = path.resolve('.tmp', `pglite-template-${migrationsDigest(pgliteVersion)}`);
   if (existsSync(dir)) return dir;
   const building = `${dir}.${process.pid}`;
   rmSync(building, { recursive: true, force: true });
