@@ -1,6 +1,8 @@
 // Jest runs in CommonJS mode; @swc/jest compiles our ESM TypeScript and the ESM packages of
 // @nestjs/* and @prisma/client on the fly (see docs/testing.md, "The layers"; Jest's native ESM mode breaks
 // on @nestjs/throttler, which requires ESM @nestjs/common).
+const os = require('node:os');
+
 const swc = {
   jsc: {
     parser: { syntax: 'typescript', decorators: true },
@@ -12,8 +14,16 @@ const swc = {
   sourceMaps: 'inline',
 };
 
+// Suites run side by side, one per worker: each makes its own databases (copies of one migrated
+// template), Redis key prefixes and ports, and the processes they start compile the service once
+// per source state. Half the cores, at least two: the suites' own child processes (the built
+// service, PostgreSQL's backends) take the rest. JEST_WORKERS overrides it (CI runs two suites at once
+// and gives each one worker).
+const workers = Number(process.env.JEST_WORKERS) || Math.max(2, Math.floor(os.availableParallelism() / 2));
+
 module.exports = {
   rootDir: '.',
+  maxWorkers: workers,
   testEnvironment: 'node',
   // The official client (clients/typescript, an npm workspace) is tested with the service.
   roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/clients/typescript'],

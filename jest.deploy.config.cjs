@@ -10,4 +10,6 @@ module.exports = {
   roots: ['<rootDir>/test/deploy'],
   testRegex: '.*\\.deploy-spec\\.ts$',
   testTimeout: 120000,
+  // One suite at a time: they start clusters of processes and measure them under load.
+  maxWorkers: 1,
 };

@@ -9,4 +9,6 @@ module.exports = {
   roots: ['<rootDir>/test/infra'],
   testRegex: '.*\\.infra-spec\\.ts$',
   testTimeout: 120000,
+  // One suite at a time: they start clusters of processes and measure them under load.
+  maxWorkers: 1,
 };

@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 NODE24="node@${NODE24_VERSION:-24}"
 npx -y -p "$NODE24" node -e 'console.error(`test suite on Node ${process.version}`)'
 exec npx -y -p "$NODE24" node --experimental-vm-modules --no-warnings=ExperimentalWarning \
-  node_modules/jest/bin/jest.js --runInBand "$@"
+  node_modules/jest/bin/jest.js "$@"
