@@ -435,8 +435,13 @@ describeWithRedisAndPostgres('rate limits shared by two instances through Redis'
   beforeAll(async () => {
     // Two instances of one deployment: the same PostgreSQL database and the same Redis.
     db = await createTestDatabase('postgres');
+    // A command timeout far above what a busy machine takes: past it an instance counts in memory
+    // (the outage behaviour, tested on its own), and these tests are about the shared count.
     for (let i = 0; i < 2; i++) {
-      const app = await startTestApp(db, { clock, env: { REDIS_URL: redisUrl()!, RATE_LIMIT_PREFIX: prefix } });
+      const app = await startTestApp(db, {
+        clock,
+        env: { REDIS_URL: redisUrl()!, RATE_LIMIT_PREFIX: prefix, REDIS_COMMAND_TIMEOUT_MS: '10000' },
+      });
       await app.listen(0, '127.0.0.1');
       apps.push(app);
       urls.push(await app.getUrl());
