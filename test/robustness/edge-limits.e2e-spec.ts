@@ -12,6 +12,7 @@ import { MAX_NAMES_ECHOED } from '../../src/http/unknown-names.js';
 import { startTestApp } from '../support/app.js';
 import { issueApiKey, TEST_ACTOR } from '../support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from '../support/databases.js';
+import { idempotencyKeyLine } from '../support/idempotency.js';
 import { codePointString } from '../support/arbitraries.js';
 import { expectErrorBody } from '../support/error-body.js';
 import { buildRequest, rawExchange, RawRequest } from '../support/raw-http.js';
@@ -368,7 +369,7 @@ describeEachDatabase('the edge decides by the contract, on %s', (kind) => {
       // With Host and Connection (added by buildRequest) and Content-Length and Idempotency-Key:
       // `count` fields in all.
       for (let i = headers.length + 4; i < count; i++) headers.push(`x${i}: 1`);
-      headers.push(`Idempotency-Key: ${idempotencyKey}`);
+      headers.push(idempotencyKeyLine(idempotencyKey));
       return raw({ method: 'POST', target: '/v1/pets', headers, body: '{"name":"Headers","categoryId":1}' });
     };
 
