@@ -1,10 +1,11 @@
 import fc from 'fast-check';
+import { int64 } from '../../test/support/arbitraries.js';
 import { parseInt8 } from './pg-database.js';
 
 describe('parseInt8', () => {
   it('gives every int64 exactly: a number while a double holds it, else a bigint (property)', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (value) => {
+      fc.property(int64, (value) => {
         const parsed = parseInt8(value.toString());
         expect(BigInt(parsed)).toBe(value);
         expect(typeof parsed).toBe(

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { charIn, codePointString } from '../../test/support/arbitraries.js';
 import { BLANK_GRAPHICS, codePointLength, escapeUnsafeText, nameMessage, nameProblem } from './names.js';
 
 /** The longest pet name; key and admin token names are shorter (100). */
@@ -16,8 +17,8 @@ const trickyCodePoint = fc.oneof(
   fc.integer({ min: 0x4e00, max: 0x4fff }), // CJK
   fc.constantFrom(0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2060, 0xfeff, 0x00ad, 0x3164),
 );
-const wellFormed = fc.array(trickyCodePoint, { maxLength: 300 }).map((cps) => String.fromCodePoint(...cps));
-const visibleLetter = fc.integer({ min: 0x61, max: 0x7a }).map((c) => String.fromCharCode(c));
+const wellFormed = codePointString(trickyCodePoint, 0, 300);
+const visibleLetter = charIn(0x61, 0x7a);
 
 /** Every code point of a general category, as a JavaScript regex sees it. */
 const ofCategory = (re: RegExp) =>
@@ -57,7 +58,7 @@ describe('names (animals, API keys, admin tokens)', () => {
     const control = fc
       .oneof(fc.integer({ min: 0, max: 0x1f }), fc.integer({ min: 0x7f, max: 0x9f }))
       .map((c) => String.fromCharCode(c));
-    const lone = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+    const lone = charIn(0xd800, 0xdfff);
     fc.assert(
       fc.property(
         fc.oneof(control, lone),
@@ -133,16 +134,11 @@ describe('names (animals, API keys, admin tokens)', () => {
       fc.constantFrom(...BLANK_GRAPHICS),
     );
     fc.assert(
-      fc.property(
-        fc.array(invisible, { minLength: 1, maxLength: 20 }),
-        fc.integer({ min: 0x4e00, max: 0x9fff }),
-        (cps, letter) => {
-          const blank = String.fromCodePoint(...cps);
-          expect(check(blank)).toBe('blank');
-          // One visible character among them makes a name.
-          expect(check(blank + String.fromCodePoint(letter))).toBeUndefined();
-        },
-      ),
+      fc.property(codePointString(invisible, 1, 20), fc.integer({ min: 0x4e00, max: 0x9fff }), (blank, letter) => {
+        expect(check(blank)).toBe('blank');
+        // One visible character among them makes a name.
+        expect(check(blank + String.fromCodePoint(letter))).toBeUndefined();
+      }),
     );
   });
 

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { charIn, int64 } from '../../test/support/arbitraries.js';
 import { serializeItem } from 'structured-headers';
 import { ApiError } from '../errors/api-error.js';
 import { parseJson } from '../json/json-codec.js';
@@ -12,7 +13,7 @@ const jsonValue = fc.letrec((tie) => ({
     fc.boolean(),
     fc.integer(),
     fc.double({ noNaN: true, noDefaultInfinity: true }),
-    fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+    int64,
     fc.string({ unit: 'grapheme' }),
     fc.array(tie('value'), { maxLength: 4 }),
     fc.dictionary(fc.string(), tie('value'), { maxKeys: 4 }),
@@ -34,7 +35,7 @@ function rewrite(value: unknown, shuffle: (keys: string[]) => string[]): string 
 
 /** Keys as the service takes them: 1 to 255 visible ASCII characters. */
 const validKey = fc.string({
-  unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+  unit: charIn(0x21, 0x7e),
   minLength: 1,
   maxLength: 255,
 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
+import { int64, INT64_MAX } from '../../test/support/arbitraries.js';
 import {
   canonicalJson,
   InexactNumber,
@@ -11,8 +12,6 @@ import {
   stringifyJson,
 } from './json-codec.js';
 
-const INT64_MAX = 9223372036854775807n;
-const int64 = fc.bigInt({ min: -INT64_MAX - 1n, max: INT64_MAX });
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The integer a JSON number literal is exactly, by rational arithmetic on its text; undefined for a fraction. */

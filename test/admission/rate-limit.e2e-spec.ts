@@ -11,7 +11,8 @@ import { createTestDatabase, describeIfPostgres, TestDatabase } from '../support
 import { describeIf } from '../support/describe-if.js';
 import { startOwnRedis, type OwnRedis } from '../support/redis-server.js';
 import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from '../support/redis-env.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { AppBehindProxy, startAppBehindProxy } from '../support/app-behind-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import { expectErrorBody } from '../support/error-body.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -373,24 +374,17 @@ describe('addresses behind a trusted proxy', () => {
 });
 
 describeIfPostgres('rate limits while the database is down', () => {
-  let db: TestDatabase;
+  let setup: AppBehindProxy;
   let app: NestExpressApplication;
   let proxy: TcpProxy;
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-    const proxied = await TcpProxy.forDatabase(db.env.DATABASE_URL);
-    proxy = proxied.proxy;
-    app = await startTestApp(db, {
-      clock: new FakeClock(),
-      env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT_MS: '500', API_KEY_CACHE_TTL_MS: '4000' },
-    });
+    setup = await startAppBehindProxy({ clock: new FakeClock(), env: { API_KEY_CACHE_TTL_MS: '4000' } });
+    ({ app, proxy } = setup);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await proxy?.stop();
-    await db?.drop();
+    await setup?.close();
   });
 
   it('still puts the headers on 503, per key when the key is known, else per address', async () => {

@@ -5,6 +5,7 @@ import { PrismaService } from '../../src/database/prisma.service.js';
 import { startTestApp } from '../support/app.js';
 import { issueApiKey, TEST_ACTOR } from '../support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from '../support/databases.js';
+import { postPet } from '../support/idempotency.js';
 import { expectErrorBody } from '../support/error-body.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -42,10 +43,7 @@ describeEachDatabase('API key scopes on %s', (kind) => {
   const sql = <T = Record<string, unknown>>(query: string, ...params: unknown[]) =>
     app.get(PrismaService).$queryRawUnsafe<T[]>(query, ...params);
   const count = async (table: string) => Number((await sql<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))[0].n);
-  const create = (key: string, body = PET, idempotencyKey?: string) => {
-    const req = http().post('/v1/pets').set('Authorization', `Bearer ${key}`).set('Content-Type', 'application/json');
-    return (idempotencyKey ? req.set('Idempotency-Key', idempotencyKey) : req).send(body);
-  };
+  const create = (key: string, body = PET, idempotencyKey?: string) => postPet(app, key, body, idempotencyKey);
 
   it('lets a read-only key list and get, and refuses its create 403 insufficient_scope with nothing stored', async () => {
     const full = await issueApiKey(app);

@@ -23,7 +23,7 @@ import { buildService, RunningService, startService } from '../support/built-ser
  * migrate command (`npm run db:migrate`, and the image's `node dist/database/migrate.main.js`) by
  * test/database/migrate-cli.e2e-spec.ts; `openapi:snapshot`, `openapi:lint` and `client:generate` are
  * the update and lint modes of test/docs/openapi.e2e-spec.ts, test/docs/openapi-lint.e2e-spec.ts and
- * clients/typescript/test/generated-types.e2e-spec.ts. Not run by a test here: `npm run bench`
+ * clients/typescript/test/generated-types.e2e-spec.ts; `bench:docs` by test/bench/latest-result.spec.ts. Not run by a test here: `npm run bench`
  * and `bench:infra` (measurements, not checks) and the Deployment section's `docker build`,
  * `docker run` and `docker compose up`.
  */

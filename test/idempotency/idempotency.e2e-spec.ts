@@ -12,6 +12,7 @@ import { FakeClock, startTestApp } from '../support/app.js';
 import { issueApiKey } from '../support/api-keys.js';
 import { expectErrorBody } from '../support/error-body.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from '../support/databases.js';
+import { postPet } from '../support/idempotency.js';
 
 const BASE = 'https://api.example.test/v1';
 
@@ -43,14 +44,7 @@ describeEachDatabase('Idempotency-Key on POST /v1/pets (%s)', (kind) => {
   });
 
   const uniqueKey = () => `test-${kind}-${++seq}-${Math.random().toString(36).slice(2)}`;
-  const post = (body: string, idempotencyKey?: string, apiKey = key) => {
-    const req = request(app.getHttpServer())
-      .post('/v1/pets')
-      .set('Authorization', `Bearer ${apiKey}`)
-      .set('Content-Type', 'application/json');
-    if (idempotencyKey !== undefined) req.set('Idempotency-Key', idempotencyKey);
-    return req.send(body);
-  };
+  const post = (body: string, idempotencyKey?: string, apiKey = key) => postPet(app, apiKey, body, idempotencyKey);
   const petsNamed = async (name: string) =>
     (
       await app

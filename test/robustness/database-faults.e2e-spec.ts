@@ -2,12 +2,12 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pg from 'pg';
 import request from 'supertest';
 import { PrismaService } from '../../src/database/prisma.service.js';
-import { startTestApp } from '../support/app.js';
 import { issueApiKey } from '../support/api-keys.js';
-import { createTestDatabase, describeIfPostgres, TestDatabase } from '../support/databases.js';
+import { AppBehindProxy, startAppBehindProxy } from '../support/app-behind-proxy.js';
+import { describeIfPostgres } from '../support/databases.js';
 import { expectErrorBody } from '../support/error-body.js';
 import { redisEnv } from '../support/redis-env.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
@@ -28,7 +28,7 @@ interface Outcome {
 }
 
 describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
-  let db: TestDatabase;
+  let setup: AppBehindProxy;
   let app: NestExpressApplication;
   let proxy: TcpProxy;
   let key: string;
@@ -38,16 +38,8 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
   const redis = redisEnv('faults');
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-    const url = new URL(db.env.DATABASE_URL);
-    dbName = url.pathname.slice(1);
-    proxy = new TcpProxy(url.hostname, Number(url.port || 5432));
-    const port = await proxy.start();
-    url.hostname = '127.0.0.1';
-    url.port = String(port);
-    app = await startTestApp(db, {
+    setup = await startAppBehindProxy({
       env: {
-        DATABASE_URL: url.toString(),
         DB_CONNECT_TIMEOUT_MS: '1000',
         DB_STATEMENT_TIMEOUT_MS: '2000',
         DB_POOL_MAX: '5',
@@ -58,6 +50,8 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
         ...redis.env,
       },
     });
+    ({ app, proxy } = setup);
+    dbName = new URL(setup.db.env.DATABASE_URL).pathname.slice(1);
     key = await issueApiKey(app);
     admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await admin.connect();
@@ -66,8 +60,7 @@ describeIfPostgres('database faults under traffic (PostgreSQL)', () => {
   afterAll(async () => {
     await admin?.end();
     await proxy?.stop(); // first: whatever still waits on the database fails now
-    await app?.close();
-    await db?.drop();
+    await setup?.close();
     await redis.cleanup();
   }, 60_000);
 

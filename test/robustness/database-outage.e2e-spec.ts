@@ -1,30 +1,26 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { startTestApp } from '../support/app.js';
 import { issueApiKey } from '../support/api-keys.js';
-import { createTestDatabase, describeIfPostgres, TestDatabase } from '../support/databases.js';
+import { describeIfPostgres } from '../support/databases.js';
 import { expectErrorBody } from '../support/error-body.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { AppBehindProxy, startAppBehindProxy } from '../support/app-behind-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 
 describeIfPostgres('PostgreSQL outage', () => {
-  let db: TestDatabase;
+  let setup: AppBehindProxy;
   let app: NestExpressApplication;
   let proxy: TcpProxy;
   let auth: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-    const proxied = await TcpProxy.forDatabase(db.env.DATABASE_URL);
-    proxy = proxied.proxy;
-    app = await startTestApp(db, { env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT_MS: '500' } });
+    setup = await startAppBehindProxy();
+    ({ app, proxy } = setup);
     auth = `Bearer ${await issueApiKey(app)}`;
   });
 
   afterAll(async () => {
-    await app?.close();
-    await proxy?.stop();
-    await db?.drop();
+    await setup?.close();
   });
 
   const http = () => request(app.getHttpServer());

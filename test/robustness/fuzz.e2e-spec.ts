@@ -10,6 +10,17 @@ import { createTestDatabase, describeEachDatabase, TestDatabase } from '../suppo
 import { buildRequest, rawExchange, RawRequest, RawResponse } from '../support/raw-http.js';
 import { redisEnv } from '../support/redis-env.js';
 import { errorBodyProblem } from '../support/error-body.js';
+import {
+  anyContentType,
+  anyMethod,
+  anyPath,
+  bodyBytes,
+  headerText,
+  petIdSegment,
+  queryTarget,
+  validPetText,
+} from '../support/arbitraries.js';
+import { idempotencyKeyLine } from '../support/idempotency.js';
 
 /**
  * Hostile input against the running application (the production module, a real database, a
@@ -37,311 +48,6 @@ const SHARE = {
 
 const ERROR_CODE_SET = new Set<string>(ERROR_CODES);
 const CT_JSON = 'Content-Type: application/json';
-
-// ---------------------------------------------------------------- generators
-
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** Number literals: exact, huge, negative, fractional, exponents, and things that are not JSON. */
-const numberText = fc.oneof(
-  fc.bigInt({ min: 1n, max: INT64_MAX }).map(String),
-  fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
-  fc.integer({ min: 1, max: 6000 }).map((n) => '9'.repeat(n)),
-  fc.stringMatching(/^-?[0-9]{1,40}(\.[0-9]{1,30})?([eE][+-]?[0-9]{1,5})?$/),
-  fc.double().map(String),
-  fc.constantFrom(
-    '0',
-    '-0',
-    '1.0',
-    '1e0',
-    '1e400',
-    '-1e400',
-    '9223372036854775808',
-    '-9223372036854775808',
-    'NaN',
-    'Infinity',
-    '0x10',
-    '01',
-    '+1',
-    '.5',
-    '5.',
-    '1_0',
-  ),
-);
-
-/** Strings a careless or hostile client might send: control characters, lone surrogates, huge. */
-const nastyString = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 300 }),
-  fc.string({ unit: 'grapheme', maxLength: 60 }),
-  fc.integer({ min: 200, max: 20_000 }).map((n) => 'x'.repeat(n)),
-  fc.constantFrom(
-    '',
-    ' ',
-    '\t\n',
-    '\u0000',
-    '\ud800',
-    '\udfff',
-    '\u202e',
-    '\ufeff',
-    'null',
-    '__proto__',
-    'constructor',
-    'Rex',
-  ),
-);
-
-/** A JSON value as text: from the generators above, or any JSON document. */
-const valueText = fc.oneof(
-  numberText,
-  nastyString.map((s) => JSON.stringify(s)),
-  fc.constantFrom('true', 'false', 'null', '[]', '{}', '{"polluted":true}', '{"prototype":{"polluted":true}}'),
-  fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
-);
-
-const fieldName = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('name', 'categoryId', 'status') },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom(
-      'id',
-      '__proto__',
-      'constructor',
-      'prototype',
-      'toString',
-      'valueOf',
-      'hasOwnProperty',
-      'Name',
-      '',
-    ),
-  },
-  { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
-);
-
-/** Objects shaped like NewPet, with wrong, duplicate, missing and dangerous fields. */
-const petLikeText = fc
-  .array(fc.tuple(fieldName, valueText), { maxLength: 6 })
-  .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`);
-
-/** Valid bodies too, so the stack is fuzzed past validation (these are created: 201). */
-const validPetText = fc
-  .record(
-    {
-      name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== ''),
-      categoryId: fc.bigInt({ min: 1n, max: INT64_MAX }),
-      status: fc.constantFrom('available', 'pending', 'sold'),
-    },
-    { requiredKeys: ['name', 'categoryId'] },
-  )
-  .map(
-    (p) =>
-      `{"name":${JSON.stringify(`fuzz ${p.name}`)},"categoryId":${p.categoryId}${p.status ? `,"status":"${p.status}"` : ''}}`,
-  );
-
-/** Nesting far beyond any valid body: arrays, objects, __proto__ chains, unclosed. */
-const deepText = fc
-  .tuple(fc.integer({ min: 1, max: 12_000 }), fc.constantFrom('[', '{"a":', '{"__proto__":'), fc.boolean())
-  .map(([n, open, closed]) => open.repeat(n) + '1' + (closed ? (open === '[' ? ']' : '}').repeat(n) : ''));
-
-const bodyBytes: fc.Arbitrary<Buffer> = fc.oneof(
-  { weight: 5, arbitrary: petLikeText.map((t) => Buffer.from(t)) },
-  { weight: 2, arbitrary: validPetText.map((t) => Buffer.from(t)) },
-  {
-    weight: 2,
-    arbitrary: fc.jsonValue({ depthSize: 'large', maxDepth: 30 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
-  },
-  { weight: 2, arbitrary: deepText.map((t) => Buffer.from(t)) },
-  { weight: 1, arbitrary: numberText.map((n) => Buffer.from(`{"name":"n","categoryId":${n}}`)) },
-  // Invalid UTF-8 and random bytes, alone or spliced into a valid body.
-  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 2000 }).map((a) => Buffer.from(a)) },
-  {
-    weight: 2,
-    arbitrary: fc.tuple(validPetText, fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 4 })).map(([t, at, bytes]) => {
-      const b = Buffer.from(t);
-      const i = at % (b.length + 1);
-      return Buffer.concat([b.subarray(0, i), Buffer.from(bytes), b.subarray(i)]);
-    }),
-  },
-  // Truncated and over-long bodies, a BOM, NULs.
-  { weight: 1, arbitrary: fc.tuple(validPetText, fc.nat()).map(([t, n]) => Buffer.from(t.slice(0, n % t.length))) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .integer({ min: 16 * 1024 - 64, max: 40_000 })
-      .map((n) => Buffer.from(`{"name":"${'y'.repeat(n)}","categoryId":1}`)),
-  },
-  { weight: 1, arbitrary: validPetText.map((t) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(t)])) },
-  { weight: 1, arbitrary: validPetText.map((t) => Buffer.from(t.replace('"n', '"\u0000n'))) },
-);
-
-const contentType = fc.oneof(
-  fc.constantFrom(
-    'application/json',
-    'application/json; charset=utf-8',
-    'application/json; charset=UTF-8',
-    'application/json; charset=latin1',
-    'application/json; charset=utf-16',
-    'application/JSON',
-    'application/json;;',
-    'application/json; charset=',
-    'application/problem+json',
-    'application/x-www-form-urlencoded',
-    'multipart/form-data; boundary=x',
-    'text/plain',
-    'text/json',
-    '*/*',
-    'json',
-    '',
-    'application/json, text/plain',
-  ),
-  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 80 }),
-);
-
-/** Visible ASCII and Latin-1 text for header values (what an HTTP client lets through). */
-const headerText = (max: number) =>
-  fc.oneof(
-    fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max }),
-    fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: max }),
-  );
-
-/** Percent-encodes the UTF-8 bytes of s (a lone surrogate becomes U+FFFD), all but `keep`. */
-function pct(s: string, keep = /[A-Za-z0-9\-._~]/, lower = false): string {
-  let out = '';
-  for (const byte of Buffer.from(s, 'utf8')) {
-    const c = String.fromCharCode(byte);
-    if (byte < 0x80 && keep.test(c)) out += c;
-    else {
-      const hex = byte.toString(16).toUpperCase().padStart(2, '0');
-      out += `%${lower ? hex.toLowerCase() : hex}`;
-    }
-  }
-  return out;
-}
-
-/** Percent-encoding of every flavour, including invalid escapes. */
-function encodeAs(s: string, mode: number): string {
-  switch (mode % 4) {
-    case 0:
-      return pct(s);
-    case 1:
-      return pct(s, /[A-Za-z0-9\-._~!$'()*+,;=:@/?[\]]/, true);
-    case 2:
-      return pct(s).replace(/%/g, (_, i: number) => (i % 3 === 0 ? '%' : '%z'));
-    default:
-      return `${pct(s)}%${s.length % 2 ? 'G' : ''}`;
-  }
-}
-
-const queryKey = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('limit', 'status', 'cursor') },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom(
-      'Limit',
-      'limit[]',
-      'limit[0]',
-      'status[]',
-      '__proto__',
-      'constructor',
-      '__proto__[polluted]',
-      'constructor[prototype][polluted]',
-      'a',
-      '',
-    ),
-  },
-  { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
-);
-const queryValue = fc.oneof(
-  numberText,
-  fc.constantFrom(
-    'available',
-    'pending',
-    'sold',
-    '',
-    'Sold',
-    ' available',
-    'available,sold',
-    '1',
-    '20',
-    '100',
-    '101',
-    '0',
-  ),
-  fc.stringMatching(/^[A-Za-z0-9_-]{1,80}$/),
-  nastyString,
-);
-const queryTarget = fc
-  .tuple(fc.array(fc.tuple(queryKey, queryValue, fc.nat(), fc.boolean()), { maxLength: 5 }), fc.boolean())
-  .map(([pairs, trailing]) => {
-    const qs = pairs
-      .map(([k, v, mode, bare]) =>
-        bare && v === '' ? encodeAs(k, mode) : `${encodeAs(k, mode)}=${encodeAs(v, mode + 1)}`,
-      )
-      .join('&');
-    return `/v1/pets?${qs}${trailing ? '&' : ''}`;
-  });
-
-const petIdSegment = fc.oneof(
-  numberText.map((n) => pct(n)),
-  fc.tuple(nastyString, fc.nat()).map(([s, mode]) => encodeAs(s, mode)),
-  fc.constantFrom(
-    '1',
-    '0',
-    '-1',
-    '%',
-    '%zz',
-    '%00',
-    '%C3%28',
-    '..',
-    '%2e%2e',
-    '%2F',
-    '1%2F2',
-    '1;x=2',
-    '1.0',
-    '1e3',
-    ' 1',
-    '%201',
-    '0x1',
-    '１',
-    '9223372036854775807',
-    '9223372036854775808',
-  ),
-);
-
-const method = fc.constantFrom(
-  'GET',
-  'GET',
-  'POST',
-  'PUT',
-  'DELETE',
-  'PATCH',
-  'HEAD',
-  'OPTIONS',
-  'TRACE',
-  'PROPFIND',
-  'FOO',
-);
-const anyPath = fc.oneof(
-  fc.constantFrom(
-    '/v1/pets',
-    '/v1/pets/',
-    '/v1/pets/1',
-    '/v1',
-    '/v1/',
-    '/',
-    '/v2/pets',
-    '/v1/pets/1/x',
-    '/v1/store/orders',
-    '/V1/PETS',
-    '//v1//pets',
-    '/v1/./pets',
-    '/v1/../v1/pets',
-    '/healthz?x=1',
-    '/openapi.json',
-    '/docs/x',
-    '/metrics/x',
-  ),
-  fc.tuple(nastyString, fc.nat()).map(([s, mode]) => `/v1/${encodeAs(s, mode)}`),
-);
 
 // ---------------------------------------------------------------- the suite
 
@@ -457,7 +163,7 @@ describeEachDatabase('fuzz: hostile input on %s', (kind) => {
     await fc.assert(
       fc.asyncProperty(bodyBytes, fc.option(headerText(300), { freq: 4 }), async (body, idempotencyKey) => {
         const headers = [`${auth}${key}`, CT_JSON];
-        if (idempotencyKey !== null) headers.push(`Idempotency-Key: ${idempotencyKey}`);
+        if (idempotencyKey !== null) headers.push(idempotencyKeyLine(idempotencyKey));
         const res = await send({
           method: 'POST',
           target: '/v1/pets',
@@ -482,7 +188,7 @@ describeEachDatabase('fuzz: hostile input on %s', (kind) => {
 
   it('content types: 415 or 400 (201 only for JSON in UTF-8), nothing else stored', async () => {
     await fc.assert(
-      fc.asyncProperty(contentType, validPetText, async (type, body) => {
+      fc.asyncProperty(anyContentType, validPetText, async (type, body) => {
         const res = await send({
           method: 'POST',
           target: '/v1/pets',
@@ -521,7 +227,7 @@ describeEachDatabase('fuzz: hostile input on %s', (kind) => {
         params(SHARE.paths / 2),
       );
       await fc.assert(
-        fc.asyncProperty(method, anyPath, fc.boolean(), async (m, target, withKey) => {
+        fc.asyncProperty(anyMethod, anyPath, fc.boolean(), async (m, target, withKey) => {
           const headers = withKey ? [`${auth}${key}`] : [];
           // POST bodies are refused here (no Content-Type): this property must not create.
           const res = await send({
@@ -556,7 +262,7 @@ describeEachDatabase('fuzz: hostile input on %s', (kind) => {
       headerText(300),
     );
     const header = fc.oneof(
-      headerText(200).map((v) => `Idempotency-Key: ${v}`),
+      headerText(200).map(idempotencyKeyLine),
       headerText(200).map((v) => `X-Forwarded-For: ${v}`),
       headerText(200).map((v) => `X-Request-Id: ${v}`),
       headerText(100).map((v) => `Accept: ${v}`),

@@ -4,6 +4,7 @@ import { PrismaService } from '../../src/database/prisma.service.js';
 import { FakeClock, startTestApp } from '../support/app.js';
 import { issueApiKey } from '../support/api-keys.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from '../support/databases.js';
+import { postPet } from '../support/idempotency.js';
 import { expectErrorBody } from '../support/error-body.js';
 
 /**
@@ -30,14 +31,7 @@ describeEachDatabase('hand-made hostile requests get a clear 4xx and store nothi
     await db?.drop();
   });
 
-  const post = (body: string, idempotencyKey?: string) => {
-    const req = request(app.getHttpServer())
-      .post('/v1/pets')
-      .set('Authorization', `Bearer ${key}`)
-      .set('Content-Type', 'application/json');
-    if (idempotencyKey) req.set('Idempotency-Key', idempotencyKey);
-    return req.send(body);
-  };
+  const post = (body: string, idempotencyKey?: string) => postPet(app, key, body, idempotencyKey);
   const petCount = () => app.get(PrismaService).pet.count();
 
   /** A refusal: 400 validation_failed naming `field` when given, the rate-limit headers, nothing stored. */

@@ -10,6 +10,7 @@ import { createTestDatabase, describeEachDatabase, TestDatabase } from '../suppo
 import { buildRequest, rawExchange, RawResponse } from '../support/raw-http.js';
 import { redisEnv } from '../support/redis-env.js';
 import { errorBodyProblem } from '../support/error-body.js';
+import { charIn, hostileString, nested, pct } from '../support/arbitraries.js';
 
 /**
  * Requests generated from the served OpenAPI document (`/openapi.json`), not from a list of
@@ -143,61 +144,6 @@ function readDocument(doc: Record<string, unknown>): Api {
 
 const big = (n: number | bigint | undefined, fallback: bigint) => (n === undefined ? fallback : BigInt(n));
 
-/** Code points where validators, JSON and databases disagree. */
-const trickyCodePoint = fc.oneof(
-  fc.integer({ min: 0x20, max: 0x7e }),
-  fc.integer({ min: 0x00, max: 0x1f }),
-  fc.integer({ min: 0x7f, max: 0x9f }), // DEL and C1 controls
-  fc.integer({ min: 0x0300, max: 0x036f }), // combining marks
-  fc.integer({ min: 0xfe00, max: 0xfe0f }), // variation selectors
-  fc.integer({ min: 0xe0100, max: 0xe01ef }), // variation selectors supplement
-  fc.integer({ min: 0xe0000, max: 0xe007f }), // tags
-  fc.integer({ min: 0x1f000, max: 0x1faff }), // astral symbols
-  fc.integer({ min: 0xd800, max: 0xdfff }), // lone surrogates
-  fc.constantFrom(
-    0x00a0,
-    0x00ad,
-    0x061c,
-    0x115f,
-    0x180e,
-    0x200b,
-    0x200c,
-    0x200d,
-    0x200e,
-    0x200f,
-    0x2028,
-    0x2029,
-    0x202a,
-    0x202e,
-    0x2060,
-    0x2066,
-    0x2069,
-    0x3000,
-    0x3164,
-    0xfeff,
-    0xfffd,
-    0xffff,
-    0x10ffff,
-  ),
-);
-const codePoints = (min: number, max: number) =>
-  fc.array(trickyCodePoint, { minLength: min, maxLength: max }).map((cps) => String.fromCodePoint(...cps));
-
-/** Strings of any Unicode, and ones built to sit on a documented length bound. */
-function hostileString(schema: Schema): fc.Arbitrary<string> {
-  const max = schema.maxLength ?? 64;
-  const around = fc.integer({ min: Math.max(0, max - 2), max: max + 2 });
-  return fc.oneof(
-    fc.string({ unit: 'binary', maxLength: 80 }),
-    codePoints(0, 40),
-    fc
-      .tuple(around, fc.constantFrom('\uFE0F', '\uFE0E', '\u0301', '\u{E0100}', '\u{1F436}', '\u200B', 'a'))
-      .map(([n, c]) => `a${c.repeat(Math.max(0, n - 1))}`),
-    fc.tuple(around, codePoints(1, 3)).map(([n, s]) => 'b'.repeat(Math.max(0, n - 1)) + s),
-    fc.constantFrom('', ' ', '\u00A0', '\u200B\u200B', '\u202Eexe.txt', 'null', '__proto__', 'constructor', 'Rex'),
-  );
-}
-
 /** A valid value of a schema. */
 function validValue(schema: Schema): fc.Arbitrary<unknown> {
   if (schema.enum) return fc.constantFrom(...schema.enum);
@@ -253,13 +199,16 @@ function valueText(schema: Schema): fc.Arbitrary<string> {
   const wrapped = (inner: fc.Arbitrary<string>) =>
     fc
       .tuple(inner, fc.integer({ min: 1, max: 40 }), fc.constantFrom('[', '{"a":', '{"__proto__":'))
-      .map(([v, depth, open]) => open.repeat(depth) + v + (open === '[' ? ']' : '}').repeat(depth));
+      .map(([v, depth, open]) => nested(open, depth, v));
   const veryDeep = fc
     .tuple(fc.integer({ min: 1000, max: 7000 }), fc.constantFrom('[', '{"a":'))
-    .map(([depth, open]) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth));
+    .map(([depth, open]) => nested(open, depth, '1'));
   return fc.oneof(
     { weight: 12, arbitrary: valid },
-    { weight: 4, arbitrary: fc.tuple(hostileString(schema), fc.boolean()).map(([s, ascii]) => jsonString(s, ascii)) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(hostileString(schema.maxLength), fc.boolean()).map(([s, ascii]) => jsonString(s, ascii)),
+    },
     { weight: 2, arbitrary: numberText },
     { weight: 2, arbitrary: wrapped(valid) },
     { weight: 1, arbitrary: veryDeep },
@@ -307,20 +256,10 @@ function bodyText(schema: Schema): fc.Arbitrary<string> {
   );
 }
 
-/** Percent-encodes the UTF-8 of s (a lone surrogate becomes U+FFFD), keeping unreserved ASCII. */
-function pct(s: string): string {
-  let out = '';
-  for (const byte of Buffer.from(s, 'utf8')) {
-    const c = String.fromCharCode(byte);
-    out += byte < 0x80 && /[A-Za-z0-9\-._~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
 const paramText = (schema: Schema) =>
   fc.oneof(
     { weight: 3, arbitrary: validValue(schema).map(String) },
-    { weight: 2, arbitrary: hostileString(schema) },
+    { weight: 2, arbitrary: hostileString(schema.maxLength) },
     { weight: 1, arbitrary: numberText },
     { weight: 1, arbitrary: valueText(schema) },
   );
@@ -331,9 +270,7 @@ const headerValue = (schema: Schema) =>
     { weight: 3, arbitrary: validValue(schema).map((v) => Buffer.from(String(v), 'latin1')) },
     {
       weight: 2,
-      arbitrary: fc
-        .string({ unit: fc.integer({ min: 0x20, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 300 })
-        .map((s) => Buffer.from(s, 'latin1')),
+      arbitrary: fc.string({ unit: charIn(0x20, 0xff), maxLength: 300 }).map((s) => Buffer.from(s, 'latin1')),
     },
     {
       weight: 1,
@@ -341,7 +278,7 @@ const headerValue = (schema: Schema) =>
         .uint8Array({ minLength: 1, maxLength: 30 })
         .map((b) => Buffer.from(b.filter((c) => c !== 10 && c !== 13))),
     },
-    { weight: 1, arbitrary: hostileString(schema).map((s) => Buffer.from(s, 'utf8')) },
+    { weight: 1, arbitrary: hostileString(schema.maxLength).map((s) => Buffer.from(s, 'utf8')) },
   );
 
 const contentType = fc.oneof(

@@ -6,7 +6,7 @@ import path from 'node:path';
 
 /** The pages checked: the top-level guides, docs/, bench/ and each client's README. */
 export function markdownPages(root: string): string[] {
-  const top = ['README.md', 'ARCHITECTURE.md', 'SECURITY.md', 'bench/README.md'];
+  const top = ['README.md', 'ARCHITECTURE.md', 'SECURITY.md', 'bench/README.md', 'bench/results/README.md'];
   const docs = listMarkdown(root, 'docs');
   const clients = listMarkdown(root, 'clients', { recursive: true }).filter((p) => path.basename(p) === 'README.md');
   return [...top.filter((p) => existsSync(path.join(root, p))), ...docs, ...clients].sort();

@@ -11,7 +11,8 @@ import { FakeClock, startTestApp } from '../support/app.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from '../support/databases.js';
 import { expectErrorBody } from '../support/error-body.js';
 import { sample } from '../support/metrics-text.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { AppBehindProxy, startAppBehindProxy } from '../support/app-behind-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
@@ -177,23 +178,17 @@ describeEachDatabase('usage per key on %s', (kind) => {
  * what comes in meanwhile), counts the failure, and writes them all once the database is back.
  */
 describeIfPostgres('usage writes while PostgreSQL is unreachable', () => {
-  let db: TestDatabase;
+  let setup: AppBehindProxy;
   let app: NestExpressApplication;
   let proxy: TcpProxy;
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-    const proxied = await TcpProxy.forDatabase(db.env.DATABASE_URL);
-    proxy = proxied.proxy;
-    app = await startTestApp(db, {
-      env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT_MS: '500', USAGE_FLUSH_MS: '600000' },
-    });
+    setup = await startAppBehindProxy({ env: { USAGE_FLUSH_MS: '600000' } });
+    ({ app, proxy } = setup);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await proxy?.stop();
-    await db?.drop();
+    await setup?.close();
   });
 
   it('keeps the counts of a failed write and writes them, with those counted since, once the database answers', async () => {
