@@ -24,3 +24,32 @@ export function runKeyTool(args: string[], env: Record<string, string>): Promise
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** Runs the key tool with --json and returns the one JSON line it printed (exit 0 expected). */
+export async function keyToolJson<T>(args: string[], env: Record<string, string>): Promise<T> {
+  const run = await runKeyTool([...args, '--json'], env);
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+  expect(run.stdout.endsWith('\n')).toBe(true);
+  expect(run.stdout.trimEnd().split('\n')).toHaveLength(1);
+  return JSON.parse(run.stdout) as T;
+}
+
+/** A key as `apikey list --json` shows it. */
+export interface ListedKey {
+  id: number;
+  name: string;
+  plan: string;
+  perMinute: number;
+  perDay: number;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** Version 1 keys: the development key (no checksum secret in development). */
+export const KEY_V1 = /ask_[0-9A-Za-z]{49}/;
+/** Version 2 keys: what the tool issues with API_KEY_CHECKSUM_SECRET. */
+export const KEY_V2 = /ask2_[0-9A-Za-z]{65}/;
+/** The checksum secret the key tool's tests issue version 2 keys with. */
+export const KEY_TOOL_CHECKSUM_SECRET = 'tool-test-checksum-secret-0123456789abcdef';
