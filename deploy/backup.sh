@@ -11,14 +11,8 @@
 set -eu
 name=backup
 . "$(dirname "$0")/lib.sh"
-file=
-while [ $# -gt 0 ]; do
-  compose_option "$@"
-  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-  file=$1
-  shift
-done
-file=${file:-backups/animal-store-$(date -u +%Y%m%dT%H%M%SZ).dump}
+one_argument "$@"
+file=${arg:-backups/animal-store-$(date -u +%Y%m%dT%H%M%SZ).dump}
 mkdir -p "$(dirname "$file")"
 umask 077
 # shellcheck disable=SC2016 # $POSTGRES_* expand in the container

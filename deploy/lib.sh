@@ -7,6 +7,18 @@
 # the engine's (docker, else podman), STATS_URL HAProxy's stats (http://127.0.0.1:HAPROXY_STATS_PORT),
 # UP_TIMEOUT how long an instance may take to be UP at HAProxy (180 s).
 
+# Runs a command, showing its output only when it fails (compose's progress lines and the
+# engine's notices otherwise drown the script's own).
+quiet() {
+  quiet_out=$("$@" 2>&1) || {
+    quiet_code=$?
+    printf '%s\n' "$quiet_out" >&2
+    return $quiet_code
+  }
+}
+
+# The directory of the scripts.
+here=$(cd "$(dirname "$0")" && pwd)
 env_file=.env
 compose_args=
 
@@ -32,6 +44,22 @@ compose_option() {
   esac
 }
 
+# The arguments of a script that takes the compose options and at most one word of its own: sets
+# `arg` to that word (empty without one).
+one_argument() {
+  arg=
+  while [ $# -gt 0 ]; do
+    compose_option "$@"
+    if [ "$taken" -gt 0 ]; then
+      shift "$taken"
+      continue
+    fi
+    [ -z "$arg" ] || fail 2 "one argument only, got $arg and $1 (see --help)"
+    arg=$1
+    shift
+  done
+}
+
 if [ -z "${COMPOSE:-}" ]; then
   if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE=docker-compose; fi
 fi
@@ -55,12 +83,18 @@ set_env() {
   fi
 }
 
-# A new password: 48 random hex digits (it goes into URLs).
-random_secret() { od -An -tx1 -N24 /dev/urandom | tr -d ' \n'; }
+# A new password: $1 when given (letters and digits only: it goes into URLs), else 48 random hex digits.
+new_password() {
+  case ${1:-} in
+    '') od -An -tx1 -N24 /dev/urandom | tr -d ' \n' ;;
+    *[!A-Za-z0-9]*) fail 2 "the password must be letters and digits" ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
 
 # Runs the one-shot job SERVICE of the current configuration and waits for it to exit; its exit code.
 run_job() {
-  compose up -d --no-deps "$1" >/dev/null
+  quiet compose up -d --no-deps "$1" || return 1
   job_id=$(compose ps -q "$1" | head -1)
   while [ "$($ENGINE inspect --format '{{.State.Status}}' "$job_id")" != exited ]; do sleep 1; done
   return "$($ENGINE inspect --format '{{.State.ExitCode}}' "$job_id")"

@@ -11,13 +11,8 @@
 set -eu
 name=restore
 . "$(dirname "$0")/lib.sh"
-file=
-while [ $# -gt 0 ]; do
-  compose_option "$@"
-  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-  file=$1
-  shift
-done
+one_argument "$@"
+file=$arg
 [ -n "$file" ] && [ -s "$file" ] || fail 2 "give the backup file (deploy/backup.sh made it)"
 
 echo "restore: stopping the instances"

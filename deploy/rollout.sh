@@ -79,10 +79,7 @@ fi
 
 # 4. The instances, one at a time. A new one: compose adds it (--no-recreate leaves the others).
 scale() {
-  if ! out=$(compose up -d --no-deps --no-recreate --scale "app=$1" app 2>&1); then
-    printf '%s\n' "$out" >&2
-    fail 1 "compose could not scale the instances to $1"
-  fi
+  quiet compose up -d --no-deps --no-recreate --scale "app=$1" app || fail 1 "compose could not scale the instances to $1"
 }
 add_instance() {
   before=$(instance_ids)
@@ -95,8 +92,8 @@ add_instance() {
 }
 # An old one drains (SIGTERM: HAProxy takes it out, in-flight requests end) and is removed.
 remove_instance() {
-  $ENGINE stop -t 30 "$1" >/dev/null
-  $ENGINE rm "$1" >/dev/null
+  quiet $ENGINE stop -t 30 "$1"
+  quiet $ENGINE rm "$1"
   count=$((count - 1))
   say "instance $(echo "$1" | cut -c1-12) removed"
 }
@@ -116,7 +113,7 @@ fi
 # 5. Redis after the instances; the others are never restarted here.
 if in_changed redis; then
   say "redis: recreating (rate limits count in memory until it is back)"
-  compose up -d --no-deps redis >/dev/null
+  quiet compose up -d --no-deps redis
 fi
 left=
 for service in postgres pgbouncer haproxy; do

@@ -17,16 +17,8 @@
 set -eu
 name=rotate-db-password
 . "$(dirname "$0")/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-new=
-while [ $# -gt 0 ]; do
-  compose_option "$@"
-  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-  new=$1
-  shift
-done
-new=${new:-$(random_secret)}
-case $new in '' | *[!A-Za-z0-9]*) fail 2 "the password must be letters and digits" ;; esac
+one_argument "$@"
+new=$(new_password "$arg")
 
 user=$(env_value APP_DB_USER | grep . || echo animal_app)
 old_suffix=$(env_value APP_DB_LOGIN_SUFFIX)
@@ -62,6 +54,6 @@ say "the role has the new password; PgBouncer accepts $user$new_suffix and $user
 "$here/rollout.sh" $compose_args
 
 # 4. The old role retired.
-compose run --rm --no-deps -T app-role retire "$user$old_suffix"
+quiet compose run --rm --no-deps -T app-role retire "$user$old_suffix"
 reload_pgbouncer
 say "$user$old_suffix retired: no password, not in PgBouncer's list"

@@ -14,16 +14,8 @@
 set -eu
 name=rotate-redis-password
 . "$(dirname "$0")/lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-new=
-while [ $# -gt 0 ]; do
-  compose_option "$@"
-  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-  new=$1
-  shift
-done
-new=${new:-$(random_secret)}
-case $new in '' | *[!A-Za-z0-9]*) fail 2 "the password must be letters and digits" ;; esac
+one_argument "$@"
+new=$(new_password "$arg")
 # 1. Both passwords accepted (the container's REDISCLI_AUTH is the current one).
 compose exec -T redis redis-cli ACL SETUSER default ">$new" | grep -qx OK
 say "Redis accepts the new password too"
