@@ -8,28 +8,29 @@
 #        deploy/admin-api.sh POST /keys '{"name":"Acme","plan":"pro"}'
 #
 # PATH is under /admin/v1. Prints the answer's body; exits 0 on a 2xx, 1 otherwise (the body is
-# the Error). INSTANCE picks the container (app1); COMPOSE overrides the compose command.
+# the Error). INSTANCE picks the instance by its number (compose exec --index; default: the
+# lowest-numbered running one). See deploy/lib.sh for COMPOSE and ENGINE.
 set -eu
-compose_args=
+name=admin-api
+. "$(dirname "$0")/lib.sh"
 words=
 while [ $# -gt 0 ]; do
-  case $1 in
-    -p | -f | --project-name | --file | --env-file) compose_args="$compose_args $1 ${2:?$1 needs a value}"; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) words="$words x"; eval "arg$(echo "$words" | wc -w)=\$1"; shift ;;
-  esac
+  compose_option "$@"
+  if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
+  words="$words x"
+  eval "arg$(echo "$words" | wc -w)=\$1"
+  shift
 done
 method=${arg1:?usage: deploy/admin-api.sh METHOD PATH [JSON]}
 route=${arg2:?usage: deploy/admin-api.sh METHOD PATH [JSON]}
 body=${arg3:-}
 : "${ADMIN_TOKEN:?set ADMIN_TOKEN to an admin token (apikey admin create)}"
-if [ -z "${COMPOSE:-}" ]; then
-  if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE=docker-compose; fi
-fi
+index=${INSTANCE:-$(instance_index)}
+[ -n "$index" ] || fail 1 "no instance is running"
 # The token, method, path and body reach the exec'd process as its environment, not its arguments.
-# shellcheck disable=SC2086,SC2016
-exec $COMPOSE --ansi never $compose_args exec -T -e "ADMIN_TOKEN=$ADMIN_TOKEN" -e "ADMIN_METHOD=$method" -e "ADMIN_PATH=$route" \
-  -e "ADMIN_BODY=$body" "${INSTANCE:-app1}" node -e '
+# shellcheck disable=SC2016
+compose exec -T -e "ADMIN_TOKEN=$ADMIN_TOKEN" -e "ADMIN_METHOD=$method" -e "ADMIN_PATH=$route" \
+  -e "ADMIN_BODY=$body" --index "$index" app node -e '
 const { ADMIN_PORT, ADMIN_TOKEN, ADMIN_METHOD, ADMIN_PATH, ADMIN_BODY } = process.env;
 if (!ADMIN_PORT) { console.error("admin-api: ADMIN_PORT is not set in the stack (.env): the admin API is off"); process.exit(1); }
 const headers = { Authorization: `Bearer ${ADMIN_TOKEN}` };

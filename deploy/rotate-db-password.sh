@@ -1,73 +1,59 @@
 #!/bin/sh
-# Rotates the API's database password (APP_DB_PASSWORD) of the compose stack. Not without an
-# interruption: the instances and PgBouncer share the password and PgBouncer holds one per role, so
-# PgBouncer and the instances switch together (about 10 to 20 s of 503s). Do it in a quiet moment.
-# docs/operations.md, "Rotating secrets".
+# Rotates the API's database password of the compose stack without a failed request and without
+# restarting PostgreSQL or PgBouncer. docs/operations.md, "Rotating secrets".
 #
 #   deploy/rotate-db-password.sh [NEW] [compose options: -p NAME, -f FILE, --env-file FILE]
 #
-# 1. NEW (default: 48 random hex digits; letters and digits only, it goes into a URL) is written
-#    to .env.
-# 2. The one-shot `app-role` job sets it on the role in PostgreSQL (open connections keep working).
-# 3. PgBouncer and every instance are recreated with it at once; the script waits until HAProxy
-#    reports each instance UP.
+# The instances log in as one of two login roles, APP_DB_USER or its twin APP_DB_USER_b (a member
+# of it, with its privileges); APP_DB_LOGIN_SUFFIX in .env says which. The other one is idle.
+# 1. NEW (default: 48 random hex digits; letters and digits only, it goes into a URL) and the idle
+#    role become APP_DB_PASSWORD and APP_DB_LOGIN_SUFFIX in .env.
+# 2. The one-shot `app-role` job gives the idle role NEW and adds it to PgBouncer's user list;
+#    PgBouncer re-reads the list (SIGHUP) and accepts both roles; the script logs in through it.
+# 3. deploy/rollout.sh runs the migrate job (the role's statement timeout) and replaces the
+#    instances one at a time; the old ones keep logging in as the old role meanwhile.
+# 4. The old role loses its password and its line in PgBouncer's list (`app-role retire`).
+# If step 2 fails, .env is put back and nothing else has changed.
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-new=
-env_file=.env
-compose_args=
-while [ $# -gt 0 ]; do
-  case $1 in
-    --env-file) env_file=${2:?--env-file needs a value}; compose_args="$compose_args $1 $2"; shift 2 ;;
-    -p | -f | --project-name | --file) compose_args="$compose_args $1 ${2:?$1 needs a value}"; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
-    -*) echo "rotate-db-password: unknown option $1" >&2; exit 2 ;;
-    *) new=$1; shift ;;
-  esac
-done
-new=${new:-$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')}
-case $new in '' | *[!A-Za-z0-9]*) echo "rotate-db-password: the password must be letters and digits" >&2; exit 2 ;; esac
-if [ -z "${COMPOSE:-}" ]; then
-  if docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"; else COMPOSE=docker-compose; fi
-fi
-if [ -z "${ENGINE:-}" ]; then
-  if command -v docker >/dev/null 2>&1; then ENGINE=docker; else ENGINE=podman; fi
-fi
-# shellcheck disable=SC2086
-compose() { $COMPOSE --ansi never $compose_args "$@"; }
-say() { printf 'rotate-db-password: %s (%s)\n' "$*" "$(date -u +%T)"; }
+name=rotate-db-password
+. "$(dirname "$0")/lib.sh"
+one_argument "$@"
+new=$(new_password "$arg")
 
-touch "$env_file"
-if grep -q '^#\{0,1\} \{0,1\}APP_DB_PASSWORD=' "$env_file"; then
-  sed -i "s/^#\{0,1\} \{0,1\}APP_DB_PASSWORD=.*/APP_DB_PASSWORD=$new/" "$env_file"
-else
-  printf 'APP_DB_PASSWORD=%s\n' "$new" >> "$env_file"
-fi
-say "APP_DB_PASSWORD written to $env_file"
-compose up -d --no-deps app-role >/dev/null
-id=$(compose ps -q app-role | head -1)
-while [ "$($ENGINE inspect --format '{{.State.Status}}' "$id")" != exited ]; do sleep 1; done
-code=$($ENGINE inspect --format '{{.State.ExitCode}}' "$id")
-if [ "$code" != 0 ]; then
+user=$(env_value APP_DB_USER | grep . || echo animal_app)
+old_suffix=$(env_value APP_DB_LOGIN_SUFFIX)
+case $old_suffix in '') new_suffix=_b ;; _b) new_suffix= ;; *) fail 2 "APP_DB_LOGIN_SUFFIX in $env_file must be empty or _b" ;; esac
+old_password=$(env_value APP_DB_PASSWORD)
+database=$(env_value POSTGRES_DB | grep . || echo animal_store)
+reload_pgbouncer() { compose exec -T pgbouncer sh -c 'kill -HUP 1'; }
+
+# 1. Recorded in the env file.
+set_env APP_DB_LOGIN_SUFFIX "$new_suffix"
+set_env APP_DB_PASSWORD "$new"
+say "$user$new_suffix with a new APP_DB_PASSWORD written to $env_file"
+
+# 2. The idle role's new password, in PostgreSQL and PgBouncer.
+if ! run_job app-role; then
   compose logs --no-color app-role | tail -5 >&2
-  echo "rotate-db-password: the app-role job exited $code; nothing else was changed (the old password still works)" >&2
-  exit 1
+  set_env APP_DB_LOGIN_SUFFIX "$old_suffix"
+  set_env APP_DB_PASSWORD "$old_password"
+  fail 1 "the app-role job failed; $env_file is as it was and the instances are untouched"
 fi
-say "the role has the new password"
-instances=$(compose config --services | grep -E '^app[0-9]+$' || true)
-# shellcheck disable=SC2086
-compose up -d --no-deps pgbouncer $instances >/dev/null
-say "PgBouncer and$(printf ' %s' $instances) recreated"
-stats_url=${STATS_URL:-http://127.0.0.1:$(sed -n 's/^HAPROXY_STATS_PORT=//p' "$env_file" | tail -1 | grep . || echo 8404)/metrics}
-for service in $instances; do
-  waited=0
-  until curl -fsS --max-time 3 "$stats_url" | grep -q "^haproxy_server_status{proxy=\"app\",server=\"$service\",state=\"UP\"} 1"; do
-    waited=$((waited + 1))
-    if [ $waited -ge "${UP_TIMEOUT:-180}" ]; then echo "rotate-db-password: $service not UP after ${UP_TIMEOUT:-180}s" >&2; exit 1; fi
-    sleep 1
-  done
+reload_pgbouncer
+tries=0
+until compose exec -T -e "PGPASSWORD=$new" pgbouncer \
+  psql -XAtq -h 127.0.0.1 -p 6432 -U "$user$new_suffix" -d "$database" -c 'SELECT 1' >/dev/null 2>&1; do
+  tries=$((tries + 1))
+  [ $tries -lt 10 ] || fail 1 "PgBouncer does not accept $user$new_suffix with the new password (see: $COMPOSE logs pgbouncer)"
+  sleep 1
 done
-say "every instance UP"
-# The migrate job's DATABASE_URL changed too: rollout.sh runs it, and anything else it finds.
-# shellcheck disable=SC2086
-exec "$here/rollout.sh" $compose_args
+say "the role has the new password; PgBouncer accepts $user$new_suffix and $user$old_suffix"
+
+# 3. The instances, one at a time (and the migrate job first).
+# shellcheck disable=SC2086 # compose options are words
+"$here/rollout.sh" $compose_args
+
+# 4. The old role retired.
+quiet compose run --rm --no-deps -T app-role retire "$user$old_suffix"
+reload_pgbouncer
+say "$user$old_suffix retired: no password, not in PgBouncer's list"

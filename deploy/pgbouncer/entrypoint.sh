@@ -1,9 +1,9 @@
 #!/bin/sh
-# Writes PgBouncer's user list from the environment (the API's role and password), then runs
-# PgBouncer in the foreground as the container's process.
+# Runs PgBouncer in the foreground as the container's process. Its user list is the file the
+# compose stack's app-role job writes (deploy/postgres/app-role-password.sh); SIGHUP re-reads it.
 set -eu
-: "${APP_DB_USER:?APP_DB_USER is required}"
-: "${APP_DB_PASSWORD:?APP_DB_PASSWORD is required}"
-umask 077
-printf '"%s" "%s"\n' "$APP_DB_USER" "$APP_DB_PASSWORD" > /etc/pgbouncer/userlist.txt
+if [ ! -s /etc/pgbouncer/auth/userlist.txt ]; then
+  echo "pgbouncer: /etc/pgbouncer/auth/userlist.txt is missing: the app-role job writes it (docker compose up app-role)" >&2
+  exit 1
+fi
 exec pgbouncer /etc/pgbouncer/pgbouncer.ini

@@ -20,7 +20,8 @@
 # database function append_audit_entry().
 set -eu
 : "${APP_DB_USER:?set APP_DB_USER}"
-# The password: APP_DB_PASSWORD when given, else none yet (the compose stack's app-role job sets it).
+# The password: APP_DB_PASSWORD when given, else none yet (the compose stack's app-role job sets it,
+# and adds the twin login role APP_DB_USER_b, a member of this one, for password rotations).
 psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
   -v app_user="$APP_DB_USER" -v app_password="${APP_DB_PASSWORD:-}" -v owner="$POSTGRES_USER" -v db="$POSTGRES_DB" <<'SQL'
 CREATE ROLE :"app_user" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION;

@@ -8,14 +8,14 @@ import { installDebianPackages } from './podman.js';
 
 /*
  * What docker-compose.yml hands the containers, as `docker-compose config` resolves it (no engine
- * needed): every variable the service's configuration reads reaches app1 and app2, taken from .env
+ * needed): every variable the service's configuration reads reaches the instances, taken from .env
  * unless the stack's shape fixes it; the migrate job gets what the migrate command reads; .env is
  * optional; and .env.example marks the compose file's own variables.
  */
 
 type Environment = Record<string, string>;
 interface Resolved {
-  services: Record<string, { environment?: Environment; command?: string[] }>;
+  services: Record<string, { environment?: Environment; command?: string[]; scale?: number }>;
 }
 
 /** What the stack fixes in the instances, whatever .env says (REDIS_PASSWORD goes into REDIS_URL). */
@@ -89,17 +89,23 @@ describe('docker-compose.yml passes the service its settings', () => {
     );
   });
 
-  it('every variable the service reads reaches app1 and app2: its value in .env, or the one the stack fixes', async () => {
+  it('every variable the service reads reaches the instances: its value in .env, or the one the stack fixes', async () => {
     const names = configVariables();
     const resolved = await resolve(Object.fromEntries(names.map((n) => [n, marker(n)])));
     const expected = Object.fromEntries(
       names.map((n) => [n, n in FIXED_IN_INSTANCES ? FIXED_IN_INSTANCES[n] : marker(n)]),
     );
-    for (const service of ['app1', 'app2']) {
-      const env = resolved.services[service].environment ?? {};
-      const got = Object.fromEntries(names.map((n) => [n, env[n]]));
-      expect({ service, env: got }).toEqual({ service, env: expected });
-    }
+    const env = resolved.services.app.environment ?? {};
+    const got = Object.fromEntries(names.map((n) => [n, env[n]]));
+    expect(got).toEqual(expected);
+  });
+
+  it('the number of instances is one setting, APP_INSTANCES (2 without it)', async () => {
+    expect((await resolve({})).services.app.scale).toBe(2);
+    expect((await resolve({ APP_INSTANCES: '3' })).services.app.scale).toBe(3);
+    // The one service every instance belongs to: no other service runs the image's server.
+    const services = Object.keys((await resolve({})).services);
+    expect(services.filter((n) => /^app\d*$/.test(n))).toEqual(['app']);
   });
 
   it('the migrate job gets every variable the migrate command reads', async () => {
@@ -114,7 +120,7 @@ describe('docker-compose.yml passes the service its settings', () => {
 
   it('resolves without a .env: the defaults, and the placeholder secrets the instances refuse', async () => {
     const resolved = await resolve({});
-    const env = resolved.services.app1.environment ?? {};
+    const env = resolved.services.app.environment ?? {};
     expect(env).toMatchObject({
       ...FIXED_IN_INSTANCES,
       REDIS_URL: 'redis://:REPLACE-ME-redis-password@redis:6379',

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Answer, Load, send } from '../cluster/load.js';
 import { freePort } from '../support/built-service.js';
-import { sample } from '../support/metrics-text.js';
 import { waitFor } from '../support/wait-for.js';
 import { Compose, COMPOSE_FILE, writeEnvFile } from './compose.js';
 import { configVariables } from './config-variables.js';
@@ -23,8 +22,9 @@ const run = promisify(execFile);
  * test writes swaps only the image names of postgres, redis and haproxy for them.
  *
  * Then, through HAProxy's published port: the migrate job has completed, a key issued with the
- * key tool inside app1 creates and lists pets, and app1 is replaced as "Rolling deploys behind
- * HAProxy" says while a bounded load runs, without a failed request. Everything the test started
+ * key tool inside an instance creates and lists pets, and the day-two procedures of the docs
+ * (rollout.sh, the rotations, a scale from 2 to 3 instances, backup and restore) run as written
+ * while a bounded load runs, without a failed request. Everything the test started
  * is removed at the end: `docker-compose down -v`, the engine's API service (by PID), the scratch
  * directory, the monitors podman keeps for a while after each exec; the base images stay, so a
  * second run reuses them.
@@ -68,21 +68,74 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     }
   }
 
-  /** The container of a compose service (its current one). */
+  /** The containers of a compose service (the instances' several), sorted. */
+  async function containersOf(service: string): Promise<string[]> {
+    return (await compose.run(['ps', '-q', service])).split('\n').filter(Boolean).sort();
+  }
+
+  /** The container of a compose service of one container (its current one). */
   async function containerOf(service: string): Promise<string> {
-    const id = (await compose.run(['ps', '-q', service])).trim().split('\n')[0];
+    const [id] = await containersOf(service);
     if (!id) throw new Error(`no container for ${service}`);
     return id;
   }
 
-  /** HAProxy's view of one server: UP (1) or not (0), from its Prometheus metrics. */
-  async function serverUp(server: string): Promise<boolean> {
-    const text = (await send(statsUrl)).body;
-    return sample(text, 'haproxy_server_status', { proxy: 'app', server, state: 'UP' }) === 1;
+  /** How many of HAProxy's servers of backend `app` are UP, from its Prometheus metrics. */
+  async function serversUp(): Promise<number> {
+    const lines = (await send(`${statsUrl}/metrics`)).body.split('\n');
+    return lines.filter((l) => /^haproxy_server_status\{proxy="app",server="[^"]+",state="UP"\} 1$/.test(l)).length;
   }
 
-  const untilUp = (server: string, timeoutMs = 120_000) =>
-    waitFor(() => serverUp(server), { what: `HAProxy to report ${server} UP`, timeoutMs, intervalMs: 500 });
+  const untilServersUp = (count: number, timeoutMs = 120_000) =>
+    waitFor(async () => (await serversUp()) === count, {
+      what: `HAProxy to report ${count} instances UP`,
+      timeoutMs,
+      intervalMs: 500,
+    });
+
+  /** HAProxy's servers of backend `app` that have an address: status and sessions, by address. */
+  async function servers(): Promise<Map<string, { status: string; sessions: number }>> {
+    const [header, ...rows] = (await send(`${statsUrl}/stats;csv`)).body.split('\n').map((l) => l.split(','));
+    const at = (name: string) => header.indexOf(name);
+    return new Map(
+      rows
+        .filter((r) => r[0] === 'app' && r[at('addr')])
+        .map((r) => [r[at('addr')].replace(/:\d+$/, ''), { status: r[at('status')], sessions: Number(r[at('stot')]) }]),
+    );
+  }
+
+  const addressOf = async (container: string) =>
+    (
+      await engine!.podman([
+        'inspect',
+        '--format',
+        '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+        container,
+      ])
+    ).trim();
+
+  /**
+   * `docker-compose exec -T --index N app …` in the lowest-numbered instance, as docs/deployment.md
+   * says (after a rollout the numbers no longer start at 1, 1.29's default).
+   */
+  async function inInstance(args: string[], env: Record<string, string> = {}): Promise<string> {
+    const numbers = await Promise.all(
+      (await containersOf('app')).map(async (id) =>
+        Number(
+          (
+            await engine!.podman([
+              'inspect',
+              '--format',
+              '{{index .Config.Labels "com.docker.compose.container-number"}}',
+              id,
+            ])
+          ).trim(),
+        ),
+      ),
+    );
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    return compose.run(['exec', '-T', ...envArgs, '--index', String(Math.min(...numbers)), 'app', ...args]);
+  }
 
   const bearer = (extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${apiKey}`, ...extra });
 
@@ -126,7 +179,7 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     const appPort = await freePort();
     const statsPort = await freePort();
     apiUrl = `http://127.0.0.1:${appPort}`;
-    statsUrl = `http://127.0.0.1:${statsPort}/metrics`;
+    statsUrl = `http://127.0.0.1:${statsPort}`;
     // .env as docs/deployment.md says: a copy of .env.example with the two secrets set.
     envFile = path.join(dir, '.env');
     writeEnvFile(envFile, {
@@ -141,6 +194,11 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
       HAPROXY_STATS_PORT: String(statsPort),
       PUBLIC_BASE_URL: `${apiUrl}/v1`,
       IMAGE_TAG,
+      // Faster checks and drains than the defaults, keeping the rule deployment.md states
+      // (SHUTDOWN_DELAY_MS above INTER + FASTINTER with room): each instance's turn is shorter.
+      HAPROXY_CHECK_INTER: '1s',
+      HAPROXY_CHECK_FASTINTER: '500ms',
+      SHUTDOWN_DELAY_MS: '3000',
     });
     composeOptions = ['-p', project, '--env-file', envFile, '-f', COMPOSE_FILE, '-f', override];
     compose = new Compose({
@@ -150,10 +208,7 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
       engineEnv: engine.env,
     });
     await timed('up', () => compose.run(['up', '-d'], { timeoutMs: 300_000 }));
-    await timed('ready', async () => {
-      await untilUp('app1');
-      await untilUp('app2');
-    });
+    await timed('ready', () => untilServersUp(2));
   }, 1_800_000);
 
   afterAll(async () => {
@@ -183,27 +238,24 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
   });
 
   it('every variable the service reads is set in the running instances', async () => {
-    for (const service of ['app1', 'app2']) {
+    const instances = await containersOf('app');
+    expect(instances).toHaveLength(2);
+    for (const container of instances) {
       const env = (
-        await engine!.podman([
-          'inspect',
-          '--format',
-          '{{range .Config.Env}}{{println .}}{{end}}',
-          await containerOf(service),
-        ])
+        await engine!.podman(['inspect', '--format', '{{range .Config.Env}}{{println .}}{{end}}', container])
       )
         .split('\n')
         .map((l) => l.slice(0, l.indexOf('=')));
-      expect({ service, missing: configVariables().filter((n) => !env.includes(n)) }).toEqual({ service, missing: [] });
+      expect({ container, missing: configVariables().filter((n) => !env.includes(n)) }).toEqual({
+        container,
+        missing: [],
+      });
     }
   });
 
   it('a key issued with the key tool in the app container creates and lists pets through HAProxy', async () => {
     // docs/deployment.md, "Compose stack": the key tool runs in a replica's container.
-    const out = await compose.run([
-      'exec',
-      '-T',
-      'app1',
+    const out = await inInstance([
       'node',
       'dist/cli/apikey.js',
       'create',
@@ -282,15 +334,8 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     writeFileSync(envFile, lines.join('\n'));
   }
 
-  const envOf = async (service: string): Promise<string[]> =>
-    (
-      await engine!.podman([
-        'inspect',
-        '--format',
-        '{{range .Config.Env}}{{println .}}{{end}}',
-        await containerOf(service),
-      ])
-    )
+  const envOf = async (container: string): Promise<string[]> =>
+    (await engine!.podman(['inspect', '--format', '{{range .Config.Env}}{{println .}}{{end}}', container]))
       .split('\n')
       .filter(Boolean);
 
@@ -309,9 +354,16 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     ).trim();
   }
 
-  const SERVICES = ['postgres', 'redis', 'pgbouncer', 'app1', 'app2', 'haproxy'];
+  const SERVICES = ['postgres', 'redis', 'pgbouncer', 'haproxy'];
+  /** The containers of the stack's services; `app`: the instances', sorted. */
   const containers = async (): Promise<Record<string, string>> =>
-    Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await containerOf(s)] as const)));
+    Object.fromEntries([
+      ...(await Promise.all(SERVICES.map(async (s) => [s, await containerOf(s)] as const))),
+      ['app', (await containersOf('app')).join(' ')],
+    ]);
+
+  /** The services a run of rollout.sh found changed, in order of name. */
+  const changed = (output: string) => /rollout: changed:([^(]*)/.exec(output)![1].trim().split(' ').sort();
 
   it('deploy/rollout.sh applies a setting, then a new image, and rotates the Redis password, one instance at a time under load: 0 failed', async () => {
     expect(apiKey).toBeDefined();
@@ -335,8 +387,13 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
       setEnv('CORS_ORIGINS', 'https://shop.example');
       settings = await timed('rollout: a setting', () => script('rollout.sh', []));
       await traffic.progress(50);
-      // The next release: its image, recorded in .env by the script; migrations first.
-      await timed('rollout: build', () => engine!.build('.', `animal-store-api:${NEXT_TAG}`));
+      // The next release under a tag of its own (the same build: what rolls is the image the
+      // instances run, recorded in .env by the script); migrations first.
+      await engine!.podman([
+        'tag',
+        `localhost/animal-store-api:${IMAGE_TAG}`,
+        `localhost/animal-store-api:${NEXT_TAG}`,
+      ]);
       image = await timed('rollout: an image', () => script('rollout.sh', ['--tag', NEXT_TAG]));
       await traffic.progress(50);
       rotation = await timed('rotate: Redis password', () => script('rotate-redis-password.sh', []));
@@ -354,19 +411,20 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     if (f.samples.length > 0) console.log(`[deploy]   failures: ${f.samples.join(' | ')}`);
     expect({ failed: f.failed, operationsFailed: f.operationsFailed }).toEqual({ failed: 0, operationsFailed: 0 });
 
-    /** The services a run of rollout.sh found changed, in order of name. */
-    const changed = (output: string) => /rollout: changed:([^(]*)/.exec(output)![1].trim().split(' ').sort();
-    expect(changed(settings)).toEqual(['app1', 'app2']);
-    expect(changed(image)).toEqual(['app1', 'app2', 'migrate']);
+    expect(changed(settings)).toEqual(['app']);
+    expect(changed(image)).toEqual(['app', 'migrate']);
     expect(image).toContain('database is up to date');
-    expect(changed(rotation)).toEqual(['app1', 'app2', 'redis']);
+    expect(changed(rotation)).toEqual(['app', 'redis']);
     const after = await containers();
     for (const s of ['postgres', 'pgbouncer', 'haproxy']) expect({ s, id: after[s] }).toEqual({ s, id: before[s] });
-    for (const s of ['app1', 'app2', 'redis'])
-      expect({ s, replaced: after[s] !== before[s] }).toEqual({ s, replaced: true });
-    for (const s of ['app1', 'app2']) {
-      expect(await envOf(s)).toContain('CORS_ORIGINS=https://shop.example');
-      const imageName = (await engine!.podman(['inspect', '--format', '{{.ImageName}}', after[s]])).trim();
+    expect({ redisReplaced: after.redis !== before.redis }).toEqual({ redisReplaced: true });
+    // Every instance replaced, and as many as before.
+    const [oldInstances, newInstances] = [before.app.split(' '), after.app.split(' ')];
+    expect(newInstances).toHaveLength(2);
+    expect(newInstances.filter((id) => oldInstances.includes(id))).toEqual([]);
+    for (const id of newInstances) {
+      expect(await envOf(id)).toContain('CORS_ORIGINS=https://shop.example');
+      const imageName = (await engine!.podman(['inspect', '--format', '{{.ImageName}}', id])).trim();
       expect(imageName).toContain(`animal-store-api:${NEXT_TAG}`);
     }
     // The version is where the next command, from any shell, finds it.
@@ -387,45 +445,95 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     expect(await script('rollout.sh', [])).toContain('changed: nothing');
   }, 900_000);
 
-  it('deploy/rotate-db-password.sh: a new database password without PostgreSQL restarting or a hand-made ALTER ROLE', async () => {
+  it('deploy/rotate-db-password.sh twice and a scale from 2 to 3 instances and back, under load: 0 failed, PostgreSQL and PgBouncer never restarted', async () => {
     const before = await containers();
-    const oldPassword = readFileSync(envFile, 'utf8').match(/^APP_DB_PASSWORD=(.*)$/m)![1];
-    // A short load, to measure the interruption the docs announce (PgBouncer and the instances switch together).
+    const env = () => readFileSync(envFile, 'utf8');
+    const firstPassword = env().match(/^APP_DB_PASSWORD=(.*)$/m)![1];
     const traffic = new Load({
       url: apiUrl,
       apiKey,
       namePrefix: 'deploy-dbpw',
-      concurrency: 4,
-      ratePerSecond: 30,
-      maxOperations: 10_000,
-      maxDurationMs: 240_000,
+      concurrency: 6,
+      ratePerSecond: 60,
+      maxOperations: 40_000,
+      maxDurationMs: 600_000,
       createRetryBudgetMs: 10_000,
     });
     traffic.start();
-    let out: string;
     const t0 = Date.now();
+    let first: string, scaleUp: string, second: string, scaleDown: string;
+    let secondPassword: string;
+    let third: { address: string; sessionsAdded: number; upAfterScale: number };
     try {
-      await traffic.progress(30);
-      out = await timed('rotate: database password', () => script('rotate-db-password.sh', []));
+      await traffic.progress(50);
+      // docs/operations.md, "Rotating secrets": the instances move to the twin login role.
+      first = await timed('rotate: database password', () => script('rotate-db-password.sh', []));
+      secondPassword = env().match(/^APP_DB_PASSWORD=(.*)$/m)![1];
+      await traffic.progress(50);
+      // docs/deployment.md, "More instances": one setting, the one command.
+      const instancesBefore = await containersOf('app');
+      setEnv('APP_INSTANCES', '3');
+      scaleUp = await timed('scale: 2 to 3', () => script('rollout.sh', []));
+      const added = (await containersOf('app')).filter((id) => !instancesBefore.includes(id));
+      expect(added).toHaveLength(1);
+      const address = await addressOf(added[0]);
+      const upAfterScale = await serversUp();
+      const sessionsBefore = (await servers()).get(address)?.sessions ?? 0;
       await traffic.progress(60);
+      third = {
+        address,
+        upAfterScale,
+        sessionsAdded: ((await servers()).get(address)?.sessions ?? 0) - sessionsBefore,
+      };
+      // Back to the first login role, with three instances to replace.
+      second = await timed('rotate: database password, 3 instances', () => script('rotate-db-password.sh', []));
+      await traffic.progress(50);
+      setEnv('APP_INSTANCES', '2');
+      scaleDown = await timed('scale: 3 to 2', () => script('rollout.sh', []));
+      await traffic.progress(50);
     } finally {
       await traffic.stop();
     }
     const f = traffic.figures;
-    print('database password rotation', { sent: f.sent, failed: f.failed, seconds: (Date.now() - t0) / 1000 });
-    expect(out).toContain('the role has the new password');
+    print('database password rotations and scaling under load', {
+      sent: f.sent,
+      failed: f.failed,
+      seconds: (Date.now() - t0) / 1000,
+      slowestMs: f.slowestMs,
+    });
+    if (f.samples.length > 0) console.log(`[deploy]   failures: ${f.samples.join(' | ')}`);
+    expect({ failed: f.failed, operationsFailed: f.operationsFailed }).toEqual({ failed: 0, operationsFailed: 0 });
+
+    expect(first).toContain('the role has the new password');
+    expect(first).toContain('animal_app retired');
+    expect(changed(first)).toEqual(['app', 'migrate']);
+    expect(second).toContain('animal_app_b retired');
+    expect(changed(scaleUp)).toEqual(['app']);
+    expect(changed(scaleDown)).toEqual(['app']);
+    // The third instance was UP at HAProxy and served requests.
+    expect({ up: third.upAfterScale, served: third.sessionsAdded > 0 }).toEqual({ up: 3, served: true });
+    expect(await serversUp()).toBe(2);
+    expect(await containersOf('app')).toHaveLength(2);
     const after = await containers();
-    expect(after.postgres).toBe(before.postgres);
-    expect(after.haproxy).toBe(before.haproxy);
-    const newPassword = readFileSync(envFile, 'utf8').match(/^APP_DB_PASSWORD=(.*)$/m)![1];
-    expect(newPassword).toMatch(/^[0-9a-f]{48}$/);
-    const login = (password: string) =>
+    for (const s of ['postgres', 'pgbouncer', 'haproxy', 'redis'])
+      expect({ s, id: after[s] }).toEqual({ s, id: before[s] });
+
+    // The instances log in as the role .env names, with its password; the retired role's password is gone.
+    expect(env()).toMatch(/^APP_DB_LOGIN_SUFFIX=$/m);
+    const password = env().match(/^APP_DB_PASSWORD=(.*)$/m)![1];
+    expect(password).toMatch(/^[0-9a-f]{48}$/);
+    expect(new Set([firstPassword, secondPassword, password]).size).toBe(3);
+    for (const id of after.app.split(' '))
+      expect(await envOf(id)).toContain(
+        `DATABASE_URL=postgresql://animal_app:${password}@pgbouncer:6432/animal_store?pgbouncer=true`,
+      );
+    const login = (user: string, pw: string) =>
       compose
         .run([
           'exec',
           '-T',
           '-e',
-          `PGPASSWORD=${password}`,
+          `PGPASSWORD=${pw}`,
           'pgbouncer',
           'psql',
           '-XAtq',
@@ -434,7 +542,7 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
           '-p',
           '6432',
           '-U',
-          'animal_app',
+          user,
           '-d',
           'animal_store',
           '-c',
@@ -444,13 +552,26 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
           (o) => o.trim(),
           (e: Error) => e.message,
         );
-    expect(await login(newPassword)).toBe('1');
-    expect(await login(oldPassword)).toMatch(/password authentication failed|authentication failed/);
+    expect(await login('animal_app', password)).toBe('1');
+    expect(await login('animal_app', firstPassword)).toMatch(/authentication failed|no such user/);
+    expect(await login('animal_app_b', secondPassword)).toMatch(/authentication failed|no such user/);
+    // The twin has the API role's privileges through membership and nothing more: rows of the
+    // tables, the audit log only to read (appends go through append_audit_entry()).
+    expect(
+      await sql(
+        `SELECT concat_ws(' ', pg_has_role('animal_app_b', 'animal_app', 'USAGE'), rolsuper, rolcreaterole, rolcreatedb,
+           has_table_privilege('animal_app_b', 'pets', 'INSERT'), has_table_privilege('animal_app_b', 'audit_log', 'SELECT'),
+           has_table_privilege('animal_app_b', 'audit_log', 'INSERT'), has_table_privilege('animal_app_b', 'audit_log', 'UPDATE'),
+           has_table_privilege('animal_app_b', 'audit_log', 'DELETE'), has_table_privilege('animal_app_b', 'audit_log', 'TRUNCATE'),
+           has_schema_privilege('animal_app_b', 'public', 'CREATE'))
+         FROM pg_roles WHERE rolname = 'animal_app_b'`,
+      ),
+    ).toBe('t f f f t t f f f f f');
     // Served again through the balancer, and nothing left for the next command.
     const listed = await send(`${apiUrl}/v1/pets?limit=5`, { headers: bearer() });
     expect(listed.status).toBe(200);
     expect(await script('rollout.sh', [])).toContain('changed: nothing');
-  }, 600_000);
+  }, 900_000);
 
   it('refuses the public placeholder passwords in production, naming the variable', async () => {
     const placeholder = 'postgresql://animal_app:REPLACE-ME-app-db-password@pgbouncer:6432/animal_store?pgbouncer=true';
@@ -465,20 +586,9 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
   });
 
   it('the key tool records the person APIKEY_ACTOR names, and deploy/admin-api.sh reaches the admin API', async () => {
-    const out = await compose.run([
-      'exec',
-      '-T',
-      '-e',
-      'APIKEY_ACTOR=alice',
-      'app1',
-      'node',
-      'dist/cli/apikey.js',
-      'admin',
-      'create',
-      '--name',
-      'deploy-ops',
-      '--json',
-    ]);
+    const out = await inInstance(['node', 'dist/cli/apikey.js', 'admin', 'create', '--name', 'deploy-ops', '--json'], {
+      APIKEY_ACTOR: 'alice',
+    });
     const { token } = JSON.parse(out.trim().split('\n').pop()!) as { token: string };
     const audit = JSON.parse(
       await script('admin-api.sh', ['GET', '/audit?limit=100'], { ADMIN_TOKEN: token }),
@@ -497,17 +607,14 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
   it('a full outage, and a backup restored after the database is destroyed: the same animals, keys, audit chain and usage', async () => {
     const verify = async () =>
       JSON.parse(
-        (await compose.run(['exec', '-T', 'app1', 'node', 'dist/cli/apikey.js', 'audit', 'verify', '--json']))
-          .trim()
-          .split('\n')
-          .pop()!,
+        (await inInstance(['node', 'dist/cli/apikey.js', 'audit', 'verify', '--json'])).trim().split('\n').pop()!,
       ) as { ok: boolean; entries: number; head: { id: string; hash: string } };
     const chain = await verify();
     expect(chain).toMatchObject({ ok: true, entries: expect.any(Number) });
     expect(chain.entries).toBeGreaterThan(0);
     // Quiet first, so that what is compared is what the backup holds (each instance writes its usage as it stops).
-    await compose.run(['stop', 'app1', 'app2'], { timeoutMs: 120_000 });
-    await waitFor(async () => !(await serverUp('app1')) && !(await serverUp('app2')), {
+    await compose.run(['stop', 'app'], { timeoutMs: 120_000 });
+    await waitFor(async () => (await serversUp()) === 0, {
       what: 'HAProxy to see both instances down',
       timeoutMs: 30_000,
       intervalMs: 500,
@@ -540,19 +647,9 @@ describe('the compose stack as shipped, on podman, through HAProxy', () => {
     await timed('restore', () => script('restore.sh', [file]));
     expect(await digest()).toBe(before);
     await timed('restore: instances up', async () => {
-      await untilUp('app1');
-      await untilUp('app2');
+      await untilServersUp(2);
     });
-    const verified = await compose.run([
-      'exec',
-      '-T',
-      'app1',
-      'node',
-      'dist/cli/apikey.js',
-      'audit',
-      'verify',
-      '--json',
-    ]);
+    const verified = await inInstance(['node', 'dist/cli/apikey.js', 'audit', 'verify', '--json']);
     expect(JSON.parse(verified.trim().split('\n').pop()!)).toMatchObject({ ok: true });
     // The same key serves the same animals through the balancer.
     const listed = await send(`${apiUrl}/v1/pets?limit=5`, { headers: bearer() });
