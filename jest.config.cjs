@@ -16,10 +16,10 @@ const swc = {
 
 // Suites run side by side, one per worker: each makes its own databases (copies of one migrated
 // template), Redis key prefixes and ports, and the processes they start compile the service once
-// per source state. Half the cores, at least two: the suites' own child processes (the built
-// service, PostgreSQL's backends) take the rest. JEST_WORKERS overrides it (CI runs two suites at once
+// per source state. One worker more than the cores: a suite spends much of its time waiting on
+// the processes and databases it drives. JEST_WORKERS overrides it (CI runs two suites at once
 // and gives each one worker).
-const workers = Number(process.env.JEST_WORKERS) || Math.max(2, Math.floor(os.availableParallelism() / 2));
+const workers = Number(process.env.JEST_WORKERS) || os.availableParallelism() + 1;
 
 module.exports = {
   rootDir: '.',
