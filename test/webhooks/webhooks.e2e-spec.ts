@@ -288,3 +288,32 @@ describeIfPostgres('webhook targets in production (PostgreSQL)', () => {
     }
   });
 });
+
+describe('webhooks on the embedded database', () => {
+  let db: TestDatabase;
+  let app: NestExpressApplication;
+  let token: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('embedded');
+    app = await startTestApp(db, { env: { ADMIN_PORT: '0' } });
+    ({ token } = await app.get(AdminTokensService).create('ops', TEST_ACTOR));
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('answer 501 not_implemented, and key changes still work', async () => {
+    const admin = () => request(`http://127.0.0.1:${app.get(AdminServer).port()}`);
+    const auth = { Authorization: `Bearer ${token}` };
+    const res = await admin()
+      .post('/admin/v1/webhooks')
+      .set(auth)
+      .send({ url: 'http://127.0.0.1:9/x', events: ['key.created'] });
+    expectErrorBody(res, 501, 'not_implemented', /PostgreSQL/);
+    expectErrorBody(await admin().get('/admin/v1/webhooks').set(auth), 501, 'not_implemented');
+    await admin().post('/admin/v1/keys').set(auth).send({ name: 'unhooked', plan: 'free' }).expect(201);
+  });
+});
