@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /** A request the receiver took: its headers and exact body. */
 export interface Received {
+  url: string;
   headers: http.IncomingHttpHeaders;
   body: string;
 }
@@ -14,6 +15,8 @@ export interface Received {
 export class Receiver {
   readonly received: Received[] = [];
   statuses: number[] = [];
+  /** Answers written by hand, taken before `statuses`. */
+  answers: ((res: http.ServerResponse) => void)[] = [];
   private server?: http.Server;
 
   async start(): Promise<this> {
@@ -21,7 +24,9 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        this.received.push({ url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        const answer = this.answers.shift();
+        if (answer) return answer(res);
         res.statusCode = this.statuses.shift() ?? 200;
         res.end('ok');
       });

@@ -11,6 +11,9 @@ import { createTestDatabase, describeIfPostgres, type TestDatabase } from '../su
 import { expectErrorBody } from '../support/error-body.js';
 import { waitFor } from '../support/wait-for.js';
 import { Receiver, type Received } from './receiver.js';
+import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { sample } from '../support/metrics-text.js';
 
 jest.setTimeout(120_000);
 
@@ -243,6 +246,63 @@ describeIfPostgres('webhooks (PostgreSQL)', () => {
       await client.end();
     }
     expect(receiver.events().map((e) => [e.type, e.data.name])).toEqual([['key.updated', 'spared']]);
+  });
+  it('a reported leak announces key.revoked with reason leaked', async () => {
+    const endpoint = await createEndpoint(['key.revoked']);
+    const key = exact<{ id: bigint | number; key: string }>(
+      await admin().post('/admin/v1/keys').set(auth()).send({ name: 'leaky', plan: 'free' }).expect(201),
+    );
+    await request(app.getHttpServer())
+      .post('/v1/credentials/revoke')
+      .send({ credentials: [key.key] })
+      .expect(202);
+    await waitFor(() => receiver.received.length === 1, { what: 'the leak event' });
+    expect(verify(endpoint.secret!, receiver.received[0])).toMatchObject({
+      type: 'key.revoked',
+      data: { keyId: `${key.id}`, reason: 'leaked', state: 'revoked' },
+    });
+  });
+
+  it('a redirect or an oversized answer costs one attempt each, and is counted in the metrics', async () => {
+    const metrics = app.get(MetricsService);
+    const before =
+      sample(await metrics.render(), 'webhook_deliveries_total', { event: 'webhook.test', outcome: 'retrying' }) ?? 0;
+    receiver.answers = [
+      (res) => {
+        res.statusCode = 302;
+        res.setHeader('Location', receiver.url + '/elsewhere');
+        res.end();
+      },
+      (res) => {
+        res.statusCode = 500;
+        res.end(Buffer.alloc(10 * 1024 * 1024, 'x'));
+      },
+    ];
+    const endpoint = await createEndpoint(['key.created']);
+    await admin().post(`/admin/v1/webhooks/${endpoint.id}/test`).set(auth()).expect(202);
+    await waitFor(async () => (await deliveries(endpoint.id))[0]?.state === 'succeeded', { what: 'success' });
+    expect(receiver.received.map((r) => r.url)).toEqual(['/hooks', '/hooks', '/hooks']);
+    const after = sample(await metrics.render(), 'webhook_deliveries_total', {
+      event: 'webhook.test',
+      outcome: 'retrying',
+    });
+    expect(after).toBe(before + 2);
+  });
+
+  it('an instance whose queue is off enqueues in its change, and another instance delivers', async () => {
+    const second = await startTestApp(db, { env: { ADMIN_PORT: '0' } });
+    try {
+      const endpoint = await createEndpoint(['key.created']);
+      // The second instance started before the endpoint existed: its queue has not started.
+      await second.get(ApiKeysService).create({ name: 'from the second', plan: 'free' }, TEST_ACTOR);
+      await waitFor(() => receiver.received.length === 1, { what: 'the event of the second instance' });
+      expect(verify(endpoint.secret!, receiver.received[0])).toMatchObject({
+        type: 'key.created',
+        data: { name: 'from the second' },
+      });
+    } finally {
+      await second.close();
+    }
   });
 });
 
