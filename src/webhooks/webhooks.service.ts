@@ -351,7 +351,11 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
     const now = this.clock.now();
     const started = performance.now();
     const outcome = endpoint.enabled
-      ? await this.post(endpoint, delivery, now)
+      ? await this.post(endpoint, delivery, now).catch((err: unknown) => ({
+          ok: false,
+          status: null,
+          error: `not sent: ${(err as Error).message}`,
+        }))
       : { ok: false, status: null, error: 'the endpoint is disabled' };
     const seconds = (performance.now() - started) / 1000;
     const schedule = this.config.webhookRetrySchedule;
