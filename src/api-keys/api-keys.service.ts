@@ -188,7 +188,27 @@ export class ApiKeysService {
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Optional() private readonly clock: Clock = new SystemClock(),
     @Optional() @Inject(KEY_EVENTS) private readonly events: KeyEventSink | null = null,
-  ) {}
+  ) {
+    this.events?.onExpiryCheck(() => this.announceExpiring());
+  }
+
+  /**
+   * Announces `key.expiring` for each live key that now expires within 7 days, then again
+   * within 1 day, each once (a key first seen within 1 day gets the 1-day notice only), with the
+   * notices' record in the same transaction.
+   */
+  async announceExpiring(): Promise<void> {
+    const now = this.clock.now();
+    await this.repository.transaction(async (tx) => {
+      const notices = await this.repository.recordExpiryNotices(now, tx);
+      const soonest = new Map<bigint, '7d' | '1d'>();
+      for (const { keyId, notice } of notices) if (soonest.get(keyId) !== '1d') soonest.set(keyId, notice);
+      for (const [keyId, notice] of soonest) {
+        const row = await this.repository.findInfo(keyId, tx);
+        if (row) await this.announce(tx, 'key.expiring', toInfo(row), { within: notice });
+      }
+    });
+  }
 
   /** Hands the event of a change to the sink, in the change's transaction. */
   private async announce(tx: Db, type: KeyEvent['type'], info: ApiKeyInfo, extra: KeyEventData = {}): Promise<void> {

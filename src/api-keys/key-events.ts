@@ -1,7 +1,14 @@
 import type { Db } from '../audit/audit-log.repository.js';
 
 /** The key events other features may be told of (docs/webhooks.md, "Events"). */
-export const KEY_EVENT_TYPES = ['key.created', 'key.updated', 'key.rolled', 'key.revoked', 'key.leaked'] as const;
+export const KEY_EVENT_TYPES = [
+  'key.created',
+  'key.updated',
+  'key.rolled',
+  'key.revoked',
+  'key.leaked',
+  'key.expiring',
+] as const;
 export type KeyEventType = (typeof KEY_EVENT_TYPES)[number];
 
 /** JSON data of an event: what happened to which key, never a secret or a hash. */
@@ -19,6 +26,11 @@ export interface KeyEvent {
  */
 export interface KeyEventSink {
   announce(tx: Db, event: KeyEvent): Promise<void>;
+  /**
+   * Registers the check that announces `key.expiring`: the sink runs it while it has somewhere
+   * to deliver (ApiKeysService.announceExpiring).
+   */
+  onExpiryCheck(check: () => Promise<void>): void;
 }
 
 /** The injection token of the KeyEventSink. */

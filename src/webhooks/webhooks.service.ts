@@ -32,6 +32,8 @@ export const ROTATION_OVERLAP_MS = 86_400_000;
 const ENABLED_CHECK_MS = 60_000;
 /** How often a running queue's depth and oldest pending delivery are counted for the metrics. */
 const STATS_MS = 15_000;
+/** How often an instance whose queue runs looks for keys newly within 7 days or 1 day of expiry. */
+const EXPIRY_CHECK_MS = 5 * 60_000;
 export const MAX_DESCRIPTION_LENGTH = 500;
 
 export interface NewEndpoint {
@@ -63,6 +65,7 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
   private readonly box: SecretBox;
   private readonly queue?: WebhookQueue;
   private readonly timers: NodeJS.Timeout[] = [];
+  private expiryCheck?: () => Promise<void>;
 
   constructor(
     private readonly repository: WebhooksRepository,
@@ -103,6 +106,11 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
     this.timers.push(setInterval(() => void check(), ENABLED_CHECK_MS).unref());
     this.timers.push(
       setInterval(() => {
+        if (queue.started) void this.checkExpiring();
+      }, EXPIRY_CHECK_MS).unref(),
+    );
+    this.timers.push(
+      setInterval(() => {
         if (!queue.started) return;
         this.repository.pendingStats().then(
           ({ depth, oldest }) => this.metrics.webhookQueue(depth, oldest),
@@ -110,6 +118,19 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
         );
       }, STATS_MS).unref(),
     );
+  }
+
+  onExpiryCheck(check: () => Promise<void>): void {
+    this.expiryCheck = check;
+  }
+
+  /** Announces the keys now expiring within 7 days or 1 day (each once); failures are logged. */
+  async checkExpiring(): Promise<void> {
+    try {
+      await this.expiryCheck?.();
+    } catch (err) {
+      this.logger.warn(`could not announce expiring keys: ${(err as Error).message}`);
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {

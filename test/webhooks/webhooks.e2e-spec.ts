@@ -13,6 +13,7 @@ import { waitFor } from '../support/wait-for.js';
 import { Receiver, type Received } from './receiver.js';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { sample } from '../support/metrics-text.js';
 
 jest.setTimeout(120_000);
@@ -247,6 +248,31 @@ describeIfPostgres('webhooks (PostgreSQL)', () => {
     }
     expect(receiver.events().map((e) => [e.type, e.data.name])).toEqual([['key.updated', 'spared']]);
   });
+  it('key.expiring is announced within 7 days and within 1 day of expiry, each once', async () => {
+    const endpoint = await createEndpoint(['key.expiring']);
+    const issue = async (name: string, inMs: number) =>
+      exact<{ id: bigint | number }>(
+        await admin()
+          .post('/admin/v1/keys')
+          .set(auth())
+          .send({ name, plan: 'free', expiresAt: new Date(Date.now() + inMs).toISOString() })
+          .expect(201),
+      ).id;
+    const week = await issue('in three days', 3 * 86_400_000);
+    const day = await issue('in twelve hours', 12 * 3_600_000);
+    // The check every instance with a running queue makes every 5 minutes, made now, twice.
+    await app.get(WebhooksService).checkExpiring();
+    await app.get(WebhooksService).checkExpiring();
+    await waitFor(() => receiver.received.length === 2, { what: 'two key.expiring events' });
+    const events = receiver.received.map((r) => verify(endpoint.secret!, r) as { type: string; data: object });
+    expect(events.map((e) => e.data).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual([
+      expect.objectContaining({ keyId: `${week}`, within: '7d' }),
+      expect.objectContaining({ keyId: `${day}`, within: '1d' }),
+    ]);
+    expect(events.map((e) => e.type)).toEqual(['key.expiring', 'key.expiring']);
+    expect(await deliveries(endpoint.id)).toHaveLength(2);
+  });
+
   it('a reported leak announces key.revoked with reason leaked', async () => {
     const endpoint = await createEndpoint(['key.revoked']);
     const key = exact<{ id: bigint | number; key: string }>(
