@@ -31,8 +31,9 @@ export const FEATURES = {
   health: ['auth', 'metrics'],
   metrics: ['api-keys', 'auth'],
   openapi: ['api-keys', 'auth', 'rate-limit'],
-  admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage'],
+  admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage', 'webhooks'],
   cli: ['admin-tokens', 'api-keys', 'audit', 'usage'],
   usage: ['api-keys', 'metrics'],
   'leaked-keys': ['api-keys', 'audit', 'auth', 'metrics', 'rate-limit'],
+  webhooks: ['api-keys', 'audit', 'metrics'],
 };

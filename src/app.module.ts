@@ -17,6 +17,7 @@ import { PetsModule } from './pets/pets.module.js';
 import { DeprecationHeadersGuard } from './deprecation/deprecation.js';
 import { PrismaModule } from './database/prisma.module.js';
 import { TracingModule } from './tracing/tracing.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 export interface AppModuleOptions {
   /** Configuration to use instead of process.env (tests). */
@@ -44,6 +45,7 @@ export class AppModule {
         TracingModule,
         MetricsModule.forRoot(config.metrics),
         PrismaModule,
+        WebhooksModule,
         AdmissionModule,
         HealthModule,
         PetsModule,

@@ -13,6 +13,8 @@ import { AdminKeysController } from './admin-keys.controller.js';
 import { AdminOpenApiController } from './admin-openapi.js';
 import { AdminUsageController, AdminUsageTotalsController } from './admin-usage.controller.js';
 import { UsageService } from '../usage/usage.service.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { AdminWebhooksController } from './admin-webhooks.controller.js';
 
 /** The instances of the public application the admin application shares (one database, one set of services). */
 export interface AdminShared {
@@ -20,6 +22,7 @@ export interface AdminShared {
   tokens: AdminTokensService;
   audit: AuditLogService;
   usage: UsageService;
+  webhooks: WebhooksService;
   logger: AppLogger;
   clock: Clock;
 }
@@ -37,6 +40,7 @@ export class AdminApiModule {
       { provide: AdminTokensService, useValue: shared.tokens },
       { provide: AuditLogService, useValue: shared.audit },
       { provide: UsageService, useValue: shared.usage },
+      { provide: WebhooksService, useValue: shared.webhooks },
       { provide: AppLogger, useValue: shared.logger },
       { provide: Clock, useValue: shared.clock },
       { provide: APP_FILTER, useClass: AllExceptionsFilter },
@@ -50,6 +54,7 @@ export class AdminApiModule {
         AdminUsageController,
         AdminUsageTotalsController,
         AdminAuditController,
+        AdminWebhooksController,
         AdminOpenApiController,
       ],
       providers,

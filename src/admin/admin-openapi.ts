@@ -10,11 +10,12 @@ import { ADMIN_BEARER_SCHEME, ADMIN_OPENAPI_PATH } from './admin-paths.js';
 const TAGS: Record<string, string> = {
   keys: 'API keys: issue, list, show, change, roll, revoke.',
   usage: 'Usage over all keys: totals per hour or day, and the busiest keys.',
-  audit: 'The audit log of changes to API keys and admin tokens.',
+  audit: 'The audit log of changes to API keys, admin tokens and webhook endpoints.',
+  webhooks: 'Webhook endpoints, their signing secrets and their deliveries (docs/webhooks.md).',
 };
 
 const DESCRIPTION = [
-  'The operators’ API of the Animal Store: API keys and the audit log. It is served on its own listener (`ADMIN_PORT`, loopback unless `ADMIN_HOST` says otherwise), never on the public port.',
+  'The operators’ API of the Animal Store: API keys, webhooks and the audit log. It is served on its own listener (`ADMIN_PORT`, loopback unless `ADMIN_HOST` says otherwise), never on the public port.',
   '',
   'Every operation needs an admin token, sent as `Authorization: Bearer <token>`; tokens are issued by the key tool (`npm run apikey -- admin create --name <who>`). A missing token is 401 `missing_admin_token`; an unknown or revoked one, or an API key, 401 `invalid_admin_token`.',
   '',
@@ -26,7 +27,7 @@ export function buildAdminOpenApiDocument(app: INestApplication): OpenAPIObject 
   const builder = new DocumentBuilder()
     .setTitle('Animal Store admin API')
     .setDescription(DESCRIPTION)
-    .setVersion('2.2.0')
+    .setVersion('2.3.0')
     .setLicense('Proprietary: all rights reserved', 'https://animal-store.example/terms')
     .addServer('http://127.0.0.1:9100', 'The admin listener (ADMIN_HOST:ADMIN_PORT)')
     .addBearerAuth(

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { AdminTokensService } from '../admin-tokens/admin-tokens.service.js';
 import { UsageService } from '../usage/usage.service.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { AuditLogService } from '../audit/audit-log.service.js';
 import { adminConfig, type AdminConfig } from '../config/admin.config.js';
@@ -42,6 +43,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly tokens: AdminTokensService,
     private readonly audit: AuditLogService,
     private readonly usage: UsageService,
+    private readonly webhooks: WebhooksService,
     private readonly appLogger: AppLogger,
     private readonly metrics: MetricsService,
     private readonly clock: Clock,
@@ -56,6 +58,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
         tokens: this.tokens,
         audit: this.audit,
         usage: this.usage,
+        webhooks: this.webhooks,
         logger: this.appLogger,
         clock: this.clock,
       }),

@@ -224,6 +224,22 @@ export class ApiKeysRepository {
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
+  /**
+   * Records the expiry notices due at `now` (7d: the key expires within 7 days, 1d: within one)
+   * of live keys, each once whoever records it first; the notices recorded by this call.
+   */
+  async recordExpiryNotices(now: Date, db: Db): Promise<{ keyId: bigint; notice: '7d' | '1d' }[]> {
+    return db.$queryRaw<{ keyId: bigint; notice: '7d' | '1d' }[]>`
+      INSERT INTO "key_expiry_notices" ("key_id", "notice")
+      SELECT "api_keys"."id", "due"."notice"
+        FROM "api_keys"
+        JOIN (VALUES ('7d', interval '7 days'), ('1d', interval '1 day')) AS "due" ("notice", "within")
+          ON "api_keys"."expires_at" <= ${now}::timestamptz + "due"."within"
+       WHERE "api_keys"."revoked_at" IS NULL AND "api_keys"."expires_at" > ${now}::timestamptz
+      ON CONFLICT DO NOTHING
+      RETURNING "key_id" AS "keyId", "notice"`;
+  }
+
   async findInfo(id: bigint, db: Db = this.prisma): Promise<InfoRow | null> {
     return db.apiKey.findUnique({ where: { id }, select: INFO_FIELDS });
   }

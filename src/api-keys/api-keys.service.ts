@@ -16,6 +16,8 @@ import { changedFields, instant, type Actor, type AuditValue } from '../audit/au
 import { limitsFor, type Plan } from './plans.js';
 import { DEFAULT_SCOPES, storedScopes, type Scope } from './scopes.js';
 import { ApiKeysRepository, type ApiKeyChange, type InfoRow } from './api-keys.repository.js';
+import { KEY_EVENTS, type KeyEvent, type KeyEventData, type KeyEventSink } from './key-events.js';
+import type { Db } from '../audit/audit-log.repository.js';
 
 /** A key as listed: never the secret, never its hash. */
 export interface ApiKeyInfo {
@@ -109,6 +111,18 @@ function toInfo(row: InfoRow): ApiKeyInfo {
   return { ...row, ...limitsFor(row.plan, row.perMinute, row.perDay), scopes: storedScopes(row.scopes) };
 }
 
+/** A locked row without its hashes. */
+function infoOf<T extends InfoRow>(row: T & { hash?: string; previousHash?: string | null }): InfoRow {
+  const { hash: _hash, previousHash: _previousHash, ...info } = row;
+  return info;
+}
+
+/** An event's data: the key as the admin API shows it (ids as text), and what the event adds. */
+function eventData(info: ApiKeyInfo, now: Date, extra: KeyEventData): KeyEventData {
+  const { id, ...record } = keyRecord(info, now);
+  return { keyId: id.toString(), ...record, ...extra };
+}
+
 /** A report of leaked secrets: who makes the change and where the secrets were found. */
 export interface LeakReport {
   actor: Actor;
@@ -173,7 +187,34 @@ export class ApiKeysService {
     private readonly audit: AuditLogRepository,
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Optional() private readonly clock: Clock = new SystemClock(),
-  ) {}
+    @Optional() @Inject(KEY_EVENTS) private readonly events: KeyEventSink | null = null,
+  ) {
+    this.events?.onExpiryCheck(() => this.announceExpiring());
+  }
+
+  /**
+   * Announces `key.expiring` for each live key that now expires within 7 days, then again
+   * within 1 day, each once (a key first seen within 1 day gets the 1-day notice only), with the
+   * notices' record in the same transaction.
+   */
+  async announceExpiring(): Promise<void> {
+    const now = this.clock.now();
+    await this.repository.transaction(async (tx) => {
+      const notices = await this.repository.recordExpiryNotices(now, tx);
+      const soonest = new Map<bigint, '7d' | '1d'>();
+      for (const { keyId, notice } of notices) if (soonest.get(keyId) !== '1d') soonest.set(keyId, notice);
+      for (const [keyId, notice] of soonest) {
+        const row = await this.repository.findInfo(keyId, tx);
+        if (row) await this.announce(tx, 'key.expiring', toInfo(row), { within: notice });
+      }
+    });
+  }
+
+  /** Hands the event of a change to the sink, in the change's transaction. */
+  private async announce(tx: Db, type: KeyEvent['type'], info: ApiKeyInfo, extra: KeyEventData = {}): Promise<void> {
+    if (!this.events) return;
+    await this.events.announce(tx, { type, data: eventData(info, this.clock.now(), extra) });
+  }
 
   /** A new secret and the hash stored for it. */
   private secret(): { key: string; hash: string } {
@@ -214,6 +255,7 @@ export class ApiKeysService {
         adminTokenId: null,
         changes: changedFields(null, audited(row)),
       });
+      await this.announce(tx, 'key.created', row);
       return row;
     });
     return { info, key };
@@ -249,6 +291,7 @@ export class ApiKeysService {
           { prefix: row.prefix, previousSecretExpiresAt: instant(row.previousExpiresAt) },
         ),
       });
+      await this.announce(tx, 'key.rolled', row);
       return { row, hashes: [existing.hash, existing.previousHash] };
     });
     if (!done) return null;
@@ -307,6 +350,7 @@ export class ApiKeysService {
         adminTokenId: null,
         changes: { revokedAt: { before: null, after: instant(now) } },
       });
+      await this.announce(tx, 'key.revoked', toInfo({ ...infoOf(existing), revokedAt: now }), { reason: 'requested' });
       return { row: { ...existing, revokedAt: now }, alreadyRevoked: false };
     });
     if (!done) return null;
@@ -369,6 +413,15 @@ export class ApiKeysService {
           ...(report.url === undefined ? {} : { url: { before: null, after: report.url } }),
         },
       });
+      const leaked = toInfo({
+        ...infoOf(existing),
+        leakedAt: now,
+        revokedAt: report.revoke ? now : existing.revokedAt,
+      });
+      await this.announce(tx, report.revoke ? 'key.revoked' : 'key.leaked', leaked, {
+        reason: 'leaked',
+        ...(report.url === undefined ? {} : { url: report.url }),
+      });
       // Every secret of the key now reads as its key does: one leak recorded for the key.
       for (const hash of hashes) if (outcomes.get(hash) !== 'inactive') outcomes.set(hash, acting);
       return { outcomes, row: existing, changed: report.revoke };
@@ -396,6 +449,7 @@ export class ApiKeysService {
       if (Object.keys(changes).length === 0) return { row: existing, changed: false };
       const row = await this.repository.update(id, checked, tx);
       await this.audit.append(tx, { actor, action: 'key.updated', keyId: id, adminTokenId: null, changes });
+      await this.announce(tx, 'key.updated', toInfo(infoOf(row)), { changes });
       return { row, changed: true };
     });
     if (!done) return null;

@@ -11,6 +11,10 @@ export const AUDIT_ACTIONS = [
   'key.leaked',
   'admin_token.created',
   'admin_token.revoked',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.secret_rotated',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -30,6 +30,7 @@ import { loadSlices, type ConfigOf } from './define-config.js';
 import type { Env } from './env.js';
 import { healthConfig } from './health.config.js';
 import { leakedKeysConfig } from './leaked-keys.config.js';
+import { webhooksConfig } from './webhooks.config.js';
 import { loggingConfig } from './logging.config.js';
 import { metricsConfig } from './metrics.config.js';
 import { publicUrlsConfig } from './public-urls.config.js';
@@ -61,6 +62,7 @@ export const CONFIG_SLICES = {
   admin: adminConfig,
   usage: usageConfig,
   leakedKeys: leakedKeysConfig,
+  webhooks: webhooksConfig,
 };
 
 /** The whole configuration, one validated slice per concern. */

@@ -176,7 +176,7 @@ export const ADMIN_ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
     headers: ERROR_RESPONSES[401].headers,
   },
   404: {
-    meaning: 'The API key does not exist',
+    meaning: 'The API key, webhook endpoint or delivery does not exist',
     examples: { not_found: { message: 'No API key has id 42.' } },
   },
   413: ERROR_RESPONSES[413],
@@ -198,6 +198,14 @@ export const ADMIN_ERROR_RESPONSES: Record<number, ErrorResponseDoc> = {
   },
   415: ERROR_RESPONSES[415],
   500: ERROR_RESPONSES[500],
+  501: {
+    meaning: 'Webhooks need PostgreSQL (DATABASE_URL): the embedded database has no delivery queue',
+    examples: {
+      not_implemented: {
+        message: 'Webhooks need PostgreSQL (DATABASE_URL); the embedded database has no delivery queue.',
+      },
+    },
+  },
   503: {
     meaning:
       'The database cannot be reached, or too many unknown admin tokens are being checked at once; wait Retry-After seconds',

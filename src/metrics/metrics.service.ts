@@ -137,6 +137,38 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  private readonly webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Attempts of webhook deliveries, by event type and outcome (succeeded; retrying: failed, another attempt is scheduled; failed: no attempt left).',
+    labelNames: ['event', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly webhookAttemptDuration = new Histogram({
+    name: 'webhook_attempt_duration_seconds',
+    help: 'Duration of webhook delivery attempts, by outcome (succeeded, failed).',
+    labelNames: ['outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  private readonly webhookQueueDepth = new Gauge({
+    name: 'webhook_deliveries_pending',
+    help: 'Webhook deliveries pending (the last count the database gave; 0 until the queue runs).',
+    registers: [this.registry],
+  });
+
+  private webhookOldestPendingAt: Date | null = null;
+  private readonly webhookOldestPending = new Gauge({
+    name: 'webhook_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending webhook delivery (from the last count the database gave; 0: none pending).',
+    registers: [this.registry],
+    collect: () => {
+      const oldest = this.webhookOldestPendingAt;
+      this.webhookOldestPending.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest.getTime()) / 1000));
+    },
+  });
+
   /** The histogram's child per label set, so an observation does not hash its labels again. */
   private readonly durationSeries = new Map<string, { observe(value: number): void }>();
   private readonly scrapeHooks: (() => void)[] = [];
@@ -213,6 +245,18 @@ export class MetricsService {
   }
 
   /** Counts a leaked-key report refused whole, by the code it was answered with. */
+  /** One attempt of a webhook delivery, its outcome and how long it took. */
+  webhookAttempt(event: string, outcome: 'succeeded' | 'retrying' | 'failed', seconds: number): void {
+    this.webhookDeliveries.inc({ event, outcome });
+    this.webhookAttemptDuration.observe({ outcome: outcome === 'succeeded' ? 'succeeded' : 'failed' }, seconds);
+  }
+
+  /** The pending webhook deliveries as last counted: how many, and since when the oldest waits. */
+  webhookQueue(depth: number, oldest: Date | null): void {
+    this.webhookQueueDepth.set(depth);
+    this.webhookOldestPendingAt = oldest;
+  }
+
   leakedKeyReportRefused(source: string, code: string): void {
     this.leakedKeyReportRefusals.inc({ source, code });
   }

@@ -548,6 +548,12 @@ describeEachDatabase('the admin API on %s', (kind) => {
       '/admin/v1/keys/{id}/usage',
       '/admin/v1/usage',
       '/admin/v1/usage/top-keys',
+      '/admin/v1/webhooks',
+      '/admin/v1/webhooks/{id}',
+      '/admin/v1/webhooks/{id}/deliveries',
+      '/admin/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
+      '/admin/v1/webhooks/{id}/rotate-secret',
+      '/admin/v1/webhooks/{id}/test',
     ]);
   });
 
