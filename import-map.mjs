@@ -32,7 +32,7 @@ export const FEATURES = {
   metrics: ['api-keys', 'auth'],
   openapi: ['api-keys', 'auth', 'rate-limit'],
   admin: ['admin-tokens', 'api-keys', 'audit', 'metrics', 'openapi', 'usage', 'webhooks'],
-  cli: ['admin-tokens', 'api-keys', 'audit', 'usage'],
+  cli: ['admin-tokens', 'api-keys', 'audit', 'usage', 'webhooks'],
   usage: ['api-keys', 'metrics'],
   'leaked-keys': ['api-keys', 'audit', 'auth', 'metrics', 'rate-limit'],
   webhooks: ['api-keys', 'audit', 'metrics'],

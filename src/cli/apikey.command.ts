@@ -1,5 +1,7 @@
 import { apiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig } from '../config/database.config.js';
+import { runtimeConfig } from '../config/runtime.config.js';
+import { webhooksConfig } from '../config/webhooks.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
 import { escapeUnsafeText } from '../http/names.js';
 import { Command, parseCommand, USAGE, UsageError } from './apikey.args.js';
@@ -55,8 +57,13 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     );
     return EX_CONFIG;
   }
-  // The database's settings and the API key secrets, nothing of the server's.
-  const config = await loadConfigOrReport({ database: databaseConfig, apiKeys: apiKeysConfig }, io.env, io.err);
+  // The database's settings, the API key secrets and the webhooks' (key changes are announced),
+  // nothing else of the server's.
+  const config = await loadConfigOrReport(
+    { database: databaseConfig, apiKeys: apiKeysConfig, runtime: runtimeConfig, webhooks: webhooksConfig },
+    io.env,
+    io.err,
+  );
   if (!config) return EX_CONFIG;
   let store: KeyStore;
   try {

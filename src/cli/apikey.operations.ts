@@ -12,8 +12,11 @@ import { describeDatabaseUrl, type DatabaseConfig } from '../config/database.con
 import type { Database } from '../database/database.js';
 import { openDatabase } from '../database/open-database.js';
 import { PrismaService } from '../database/prisma.service.js';
+import type { RuntimeConfig } from '../config/runtime.config.js';
+import type { WebhooksConfig } from '../config/webhooks.config.js';
 import { KeyUsageRepository } from '../usage/key-usage.repository.js';
 import { UsageService, type UsagePeriod, type UsageQuery } from '../usage/usage.service.js';
+import { toolKeyEventSink } from '../webhooks/tool-key-events.js';
 import type { Command } from './apikey.args.js';
 
 /** A command the tool runs against the database (everything but help). */
@@ -82,7 +85,7 @@ export interface KeyStore {
  * locked and migrated; `notes` receives the migration notes).
  */
 export async function openKeyStore(
-  config: { database: DatabaseConfig; apiKeys: ApiKeysConfig },
+  config: { database: DatabaseConfig; apiKeys: ApiKeysConfig; runtime: RuntimeConfig; webhooks: WebhooksConfig },
   notes: (msg: string) => void,
 ): Promise<KeyStore> {
   const db = await openDatabase(config.database, notes, 'apikey tool');
@@ -90,7 +93,14 @@ export async function openKeyStore(
   const prisma = new PrismaService(db);
   const keys = new ApiKeysRepository(prisma);
   return {
-    keys: new ApiKeysService(keys, new AuditLogRepository(prisma), config.apiKeys),
+    // Key changes are announced to webhook endpoints as the service announces them.
+    keys: new ApiKeysService(
+      keys,
+      new AuditLogRepository(prisma),
+      config.apiKeys,
+      undefined,
+      toolKeyEventSink(prisma, config),
+    ),
     tokens: new AdminTokensService(new AdminTokensRepository(prisma), new AuditLogRepository(prisma), config.apiKeys),
     usage: new UsageService(new KeyUsageRepository(prisma), keys),
     audit: new AuditLogService(new AuditLogRepository(prisma)),

@@ -15,6 +15,7 @@ import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { sample } from '../support/metrics-text.js';
+import { KEY_TOOL_CHECKSUM_SECRET, keyToolJson } from '../support/key-tool.js';
 
 jest.setTimeout(120_000);
 
@@ -218,6 +219,21 @@ describeIfPostgres('webhooks (PostgreSQL)', () => {
     const revoked = events.find((e) => e.type === 'key.revoked')!;
     expect(revoked.data).toMatchObject({ keyId: `${key.id}`, name: 'hooked', reason: 'requested', state: 'revoked' });
     expect(JSON.stringify(events)).not.toMatch(/"(hash|key)"/);
+  });
+
+  it('changes made with the key tool are announced too, and delivered by the running instance', async () => {
+    const endpoint = await createEndpoint(['key.created', 'key.revoked']);
+    const env = { ...db.env, API_KEY_CHECKSUM_SECRET: KEY_TOOL_CHECKSUM_SECRET };
+    const created = await keyToolJson<{ id: number }>(['create', '--name', 'from-the-tool', '--plan', 'free'], env);
+    await keyToolJson(['revoke', String(created.id)], env);
+    await waitFor(() => receiver.received.length === 2, { what: "the key tool's two key events" });
+    const events = receiver.received.map((r) => verify(endpoint.secret!, r) as { type: string; data: object });
+    expect(events.map((e) => e.type).sort()).toEqual(['key.created', 'key.revoked']);
+    expect(events.find((e) => e.type === 'key.revoked')!.data).toMatchObject({
+      keyId: `${created.id}`,
+      name: 'from-the-tool',
+      reason: 'requested',
+    });
   });
 
   it('a key change whose transaction fails announces nothing', async () => {
