@@ -103,9 +103,10 @@ describe('bench/paced.mjs', () => {
     expect(result['2xx']).toBe(360);
     expect(result['5xx']).toBe(40);
 
-    // Latencies of the 2xx responses; the one answered after 300 ms is the max.
+    // Latencies of the 2xx responses; the one answered after 300 ms is the max. Within 1 ms of it:
+    // Node's timers may fire up to a millisecond early, and the histogram keeps 3 significant digits.
     expect(result.latency.totalCount).toBe(360);
-    expect(result.latency.max).toBeGreaterThanOrEqual(300);
+    expect(result.latency.max).toBeGreaterThanOrEqual(299);
     const { p50, p90, p99, p99_9, max } = result.latency;
     expect([p50, p90, p99, p99_9, max]).toEqual([p50, p90, p99, p99_9, max].sort((a, b) => a - b));
   });
