@@ -2,7 +2,7 @@
 # Restores a backup made by deploy/backup.sh into the stack's PostgreSQL, replacing the database:
 # the instances are stopped (the API answers 503 meanwhile), the database dropped and created
 # again from the dump (tables, rows, the audit log's chain and triggers, grants), then the
-# instances started. docs/operations.md, "Backup and restore".
+# instances started; it returns once HAProxy has them UP again. docs/operations.md, "Backup and restore".
 #
 #   deploy/restore.sh FILE [compose options: -p NAME, -f FILE, --env-file FILE]
 #
@@ -26,4 +26,6 @@ compose exec -T postgres sh -c '
 ' < "$file"
 echo "restore: starting the instances"
 compose start app
-echo "restore: done; check it with: $COMPOSE exec -T app node dist/cli/apikey.js audit verify"
+# Done only when the balancer serves again: each instance UP at HAProxy with a passed check.
+for id in $(instance_ids); do until_up "$id"; done
+echo "restore: done, serving; check it with: $COMPOSE exec -T --index $(instance_index) app node dist/cli/apikey.js audit verify"
