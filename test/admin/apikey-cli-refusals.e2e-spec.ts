@@ -2,9 +2,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { buildService, RunningService, startService } from '../support/built-service.js';
+import { RunningService, startService } from '../support/built-service.js';
 import {
   KEY_TOOL_CHECKSUM_SECRET as CHECKSUM_SECRET,
+  KEY_TOOL_START_TIMEOUT_MS,
+  keyToolSuite,
   KEY_V1,
   keyToolJson as json,
   ListedKey as Listed,
@@ -19,18 +21,12 @@ import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatab
  * and the tool beside a server holding the embedded DATA_DIR. The everyday commands: apikey-cli.
  */
 
-// Each run of the tool on the embedded database starts PGlite (seconds on a busy machine).
-jest.setTimeout(180_000);
-const START_TIMEOUT_MS = 90_000;
+keyToolSuite();
 
 /** What the service printed that matches, once it arrives through the pipe. */
 function printed(svc: RunningService, pattern: RegExp): Promise<string> {
   return waitFor(() => pattern.exec(svc.output())?.[0], { what: `the service to print ${pattern}` });
 }
-
-beforeAll(() => {
-  buildService();
-}, 180_000);
 
 describeEachDatabase('the apikey tool refusing what a key cannot have, on %s', (kind) => {
   let db: TestDatabase;
@@ -294,7 +290,7 @@ describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
 
   it('the first start prints a development key once; the tool refuses while the server holds DATA_DIR', async () => {
     // NODE_ENV unset: development, as `npm start` runs on a developer's machine.
-    server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, KEY_TOOL_START_TIMEOUT_MS);
     const devKey = await printed(server, KEY_V1);
     expect(devKey).toBeDefined();
     expect(server.output()).toMatch(/for local use only/);
@@ -315,7 +311,7 @@ describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
     ]);
     expect(listed[0].lastUsedAt).not.toBeNull();
 
-    server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    server = await startService({ DATA_DIR: dir, LOG_LEVEL: 'warn' }, KEY_TOOL_START_TIMEOUT_MS);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect(server.output()).not.toMatch(KEY_V1);
     expect((await fetch(`${server.url}/v1/pets`, { headers: { authorization: `Bearer ${devKey}` } })).status).toBe(200);

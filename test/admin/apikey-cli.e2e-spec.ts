@@ -1,9 +1,11 @@
 import { userInfo } from 'node:os';
 import { USAGE } from '../../src/cli/apikey.args.js';
 import { openDatabase } from '../../src/database/open-database.js';
-import { buildService, startService } from '../support/built-service.js';
+import { startService } from '../support/built-service.js';
 import {
   KEY_TOOL_CHECKSUM_SECRET as CHECKSUM_SECRET,
+  KEY_TOOL_START_TIMEOUT_MS,
+  keyToolSuite,
   KEY_V2 as KEY,
   keyToolJson as json,
   ListedKey as Listed,
@@ -17,13 +19,7 @@ import { createTestDatabase, describeEachDatabase, TestDatabase } from '../suppo
  * log. Its refusals, admin tokens and the tool beside a running server: apikey-cli-refusals.
  */
 
-// Each run of the tool on the embedded database starts PGlite (seconds on a busy machine).
-jest.setTimeout(180_000);
-const START_TIMEOUT_MS = 90_000;
-
-beforeAll(() => {
-  buildService();
-}, 180_000);
+keyToolSuite();
 
 describeEachDatabase('the apikey tool on %s', (kind) => {
   let db: TestDatabase;
@@ -167,7 +163,7 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
   });
 
   it('issues keys the service accepts, and refuses the revoked one', async () => {
-    const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, KEY_TOOL_START_TIMEOUT_MS);
     try {
       const ok = await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${secrets[1]}` } });
       expect(ok.status).toBe(200);
@@ -219,7 +215,7 @@ describeEachDatabase('the apikey tool on %s', (kind) => {
     const human = await tool(['list'], env);
     expect(human.stdout).toMatch(/Quarterly .* active until \S+; old secret until \S+/);
 
-    const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, START_TIMEOUT_MS);
+    const svc = await startService({ ...env, LOG_LEVEL: 'warn' }, KEY_TOOL_START_TIMEOUT_MS);
     try {
       const status = async (key: string) =>
         (await fetch(`${svc.url}/v1/pets`, { headers: { authorization: `Bearer ${key}` } })).status;

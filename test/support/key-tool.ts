@@ -2,6 +2,20 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { buildService } from './built-service.js';
 
+/** How long a service the key tool's suites start may take to be ready (PGlite on a busy machine). */
+export const KEY_TOOL_START_TIMEOUT_MS = 90_000;
+
+/**
+ * The key tool's suites' shared setup: each run of the tool on the embedded database starts
+ * PGlite (seconds on a busy machine), so tests get 180 s, and the service is built once first.
+ */
+export function keyToolSuite(): void {
+  jest.setTimeout(180_000);
+  beforeAll(() => {
+    buildService();
+  }, 180_000);
+}
+
 /** What a run of the key tool printed, and how it exited. */
 export interface KeyToolRun {
   code: number | null;
