@@ -131,23 +131,22 @@ export const jsonValueText = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
 );
 
-export const fieldName = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('name', 'categoryId', 'status') },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom(
-      'id',
-      '__proto__',
-      'constructor',
-      'prototype',
-      'toString',
-      'valueOf',
-      'hasOwnProperty',
-      'Name',
-      '',
-    ),
-  },
-  { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
+/**
+ * A name of a field or a parameter: mostly one the route knows, often a lookalike or a dangerous
+ * one (prototype pollution, case, brackets), sometimes any string up to `maxLength`.
+ */
+function nameOf(known: string[], hostile: string[], maxLength: number): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...known) },
+    { weight: 2, arbitrary: fc.constantFrom(...hostile) },
+    { weight: 1, arbitrary: fc.string({ maxLength }) },
+  );
+}
+
+export const fieldName = nameOf(
+  ['name', 'categoryId', 'status'],
+  ['id', '__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', 'Name', ''],
+  20,
 );
 
 /** Objects shaped like NewPet, with wrong, duplicate, missing and dangerous fields. */
@@ -264,24 +263,21 @@ export function encodeAs(s: string, mode: number): string {
   }
 }
 
-export const queryKey = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('limit', 'status', 'cursor') },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom(
-      'Limit',
-      'limit[]',
-      'limit[0]',
-      'status[]',
-      '__proto__',
-      'constructor',
-      '__proto__[polluted]',
-      'constructor[prototype][polluted]',
-      'a',
-      '',
-    ),
-  },
-  { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+export const queryKey = nameOf(
+  ['limit', 'status', 'cursor'],
+  [
+    'Limit',
+    'limit[]',
+    'limit[0]',
+    'status[]',
+    '__proto__',
+    'constructor',
+    '__proto__[polluted]',
+    'constructor[prototype][polluted]',
+    'a',
+    '',
+  ],
+  12,
 );
 export const queryValue = fc.oneof(
   numberText,
