@@ -7,7 +7,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { KEY_EVENT_TYPES, type KeyEvent, type KeyEventSink } from '../api-keys/key-events.js';
+import { KEY_EVENT_TYPES, type KeyEvent, type KeyEventSink, type KeyEventType } from '../api-keys/key-events.js';
 import { AuditLogRepository, type Db } from '../audit/audit-log.repository.js';
 import { changedFields, instant, type Actor, type AuditValue } from '../audit/audit.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
@@ -338,6 +338,15 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
     if (!queue) return;
     const endpoints = await this.repository.subscribed(event.type, tx);
     for (const { id } of endpoints) await this.enqueue(tx, queue, id, event.type, event.data);
+  }
+
+  /**
+   * KeyEventSink: whether an enabled endpoint subscribes to `type`. Asks nothing while the queue
+   * has not run here: no enabled endpoint was found yet (at start, every minute after, or made here).
+   */
+  async subscribes(type: KeyEventType): Promise<boolean> {
+    if (!this.queue?.hasRun) return false;
+    return (await this.repository.subscribed(type)).length > 0;
   }
 
   private async enqueue(
