@@ -70,7 +70,8 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
   constructor(
     private readonly repository: WebhooksRepository,
     private readonly audit: AuditLogRepository,
-    private readonly metrics: MetricsService,
+    // Null in the key tool, which makes no attempts and keeps no registry.
+    @Optional() @Inject(MetricsService) private readonly metrics: MetricsService | null,
     @Inject(webhooksConfig.token) private readonly config: WebhooksConfig,
     @Inject(databaseConfig.token) database: DatabaseConfig,
     @Inject(runtimeConfig.token) private readonly runtime: RuntimeConfig,
@@ -113,7 +114,7 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
       setInterval(() => {
         if (!queue.started) return;
         this.repository.pendingStats().then(
-          ({ depth, oldest }) => this.metrics.webhookQueue(depth, oldest),
+          ({ depth, oldest }) => this.metrics?.webhookQueue(depth, oldest),
           () => undefined, // the last values stay
         );
       }, STATS_MS).unref(),
@@ -405,7 +406,7 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
         await queue.send({ deliveryId: job.deliveryId, attempt: made }, { tx, startAfter: nextAttemptAt });
       }
     });
-    this.metrics.webhookAttempt(delivery.event, state === 'pending' ? 'retrying' : state, seconds);
+    this.metrics?.webhookAttempt(delivery.event, state === 'pending' ? 'retrying' : state, seconds);
   }
 
   private async post(endpoint: EndpointRow, delivery: DeliveryRow, now: Date) {
