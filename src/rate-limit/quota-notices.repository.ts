@@ -6,6 +6,9 @@ import type { QuotaCrossing } from './quota-crossings.js';
 
 type Db = Prisma.TransactionClient;
 
+/** A key's notices of days this long before a batch's oldest are deleted when it crosses again. */
+export const NOTICE_KEPT_DAYS = 7;
+
 /** Every statement on key_quota_notices: the thresholds of keys' day windows announced. */
 @Injectable()
 export class QuotaNoticesRepository {
@@ -19,13 +22,19 @@ export class QuotaNoticesRepository {
    * Records the crossings' notices, each once whoever records it first (another instance, this
    * one before a restart); the crossings recorded by this call. A crossing of a key that is not
    * there is left out. Rows are inserted in key order, so instances recording batches that share
-   * notices lock them in the same order.
+   * notices lock them in the same order. The batch's keys' notices older than NOTICE_KEPT_DAYS
+   * before its oldest day go first (their days cannot be announced again), so the table holds a
+   * few rows per key, without a purge of its own.
    */
   async record(crossings: readonly QuotaCrossing[], db: Db): Promise<QuotaCrossing[]> {
     if (crossings.length === 0) return [];
     const keyIds = crossings.map((c) => c.keyId);
     const days = crossings.map((c) => utcDay(c.dayMs));
     const thresholds = crossings.map((c) => c.threshold);
+    const oldest = crossings.reduce((min, c) => Math.min(min, c.dayMs), Infinity);
+    await db.$executeRaw`
+      DELETE FROM "key_quota_notices"
+       WHERE "key_id" = ANY(${keyIds}::bigint[]) AND "day" < ${utcDay(oldest - NOTICE_KEPT_DAYS * 86_400_000)}::date`;
     const recorded = await db.$queryRaw<{ keyId: bigint; day: string; threshold: number }[]>`
       INSERT INTO "key_quota_notices" ("key_id", "day", "threshold")
       SELECT "batch"."key_id", "batch"."day", "batch"."threshold"
