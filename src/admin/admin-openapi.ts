@@ -27,7 +27,7 @@ export function buildAdminOpenApiDocument(app: INestApplication): OpenAPIObject 
   const builder = new DocumentBuilder()
     .setTitle('Animal Store admin API')
     .setDescription(DESCRIPTION)
-    .setVersion('2.3.0')
+    .setVersion('2.4.0')
     .setLicense('Proprietary: all rights reserved', 'https://animal-store.example/terms')
     .addServer('http://127.0.0.1:9100', 'The admin listener (ADMIN_HOST:ADMIN_PORT)')
     .addBearerAuth(

@@ -13,6 +13,7 @@ import {
   type RateLimitSubject,
 } from '../rate-limit/rate-limiter.js';
 import type { RateLimitHeaders, WindowState } from '../rate-limit/rate-limit.windows.js';
+import { QuotaThresholds } from '../rate-limit/quota-thresholds.js';
 import type { UsageOperation } from '../usage/usage-counts.js';
 import { UsageRecorder } from '../usage/usage-recorder.js';
 
@@ -52,7 +53,8 @@ export interface Admission extends RequestAdmission {
  *    read as its next counted request would find it. Steps 3 and 4 are as above.
  *
  * Every request counted against a key is also recorded in the key's usage (UsageRecorder: in
- * memory, written in batches), under its operation, with whether it is refused 429.
+ * memory, written in batches), under its operation, with whether it is refused 429; and its day
+ * window's count is shown to QuotaThresholds (in memory, announced in batches at 80% and 100%).
  *
  * The admission is stored once in the request context, where the access log, metrics and
  * idempotency read the principal.
@@ -63,6 +65,7 @@ export class AdmissionService {
     private readonly auth: AuthService,
     private readonly limiter: RateLimiter,
     private readonly usage: UsageRecorder,
+    private readonly thresholds: QuotaThresholds,
   ) {}
 
   /**
@@ -111,6 +114,7 @@ export class AdmissionService {
     admission.refusal = decision.refusal;
     if (admission.principal !== undefined) {
       this.usage.record(admission.principal.keyId, operation, decision.nowMs, decision.result.outcome !== 'allowed');
+      this.thresholds.see(admission.principal.keyId, decision.result.windows);
     }
     return admission;
   }

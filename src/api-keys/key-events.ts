@@ -8,6 +8,7 @@ export const KEY_EVENT_TYPES = [
   'key.revoked',
   'key.leaked',
   'key.expiring',
+  'key.quota_threshold',
 ] as const;
 export type KeyEventType = (typeof KEY_EVENT_TYPES)[number];
 
@@ -21,11 +22,18 @@ export interface KeyEvent {
 
 /**
  * Where ApiKeysService hands each change's event, inside the transaction of the change, so an
- * event is announced exactly when its change commits. The webhooks feature provides it
- * (KEY_EVENTS); without it (the key tool) events go nowhere.
+ * event is announced exactly when its change commits (and the rate limiter's QuotaThresholds the
+ * day window's thresholds, in the transaction that records them). The webhooks feature provides
+ * it (KEY_EVENTS); without it events go nowhere.
  */
 export interface KeyEventSink {
   announce(tx: Db, event: KeyEvent): Promise<void>;
+  /**
+   * Whether an event of `type` would be delivered anywhere: an enabled endpoint subscribes to it
+   * and this process delivers webhooks at all. False without a query while no endpoint was ever
+   * found enabled, so a service without webhooks asks the database nothing.
+   */
+  subscribes(type: KeyEventType): Promise<boolean>;
   /**
    * Registers the check that announces `key.expiring`: the sink runs it while it has somewhere
    * to deliver (ApiKeysService.announceExpiring).

@@ -5,6 +5,8 @@ import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.conf
 import { redisConfig, type RedisConfig } from '../config/redis.config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { MemoryRateLimitStore } from './memory.store.js';
+import { QuotaNoticesRepository } from './quota-notices.repository.js';
+import { QuotaThresholds } from './quota-thresholds.js';
 import { RateLimitController } from './rate-limit.controller.js';
 import { RateLimiter, THROTTLERS } from './rate-limiter.js';
 import { RateLimitStore } from './rate-limit.store.js';
@@ -46,7 +48,8 @@ export class RateLimitStoreModule {}
  * Plan rate limits (docs/rate-limits.md). ThrottlerModule holds the two named windows (THROTTLERS,
  * made from WINDOWS) and the service's store as its storage; RateLimiter counts a request in those
  * windows with that store, for the admission module. GET /v1/rate_limit answers a key's own
- * quota, read by the admission module without counting.
+ * quota, read by the admission module without counting. QuotaThresholds announces keys reaching
+ * 80% and 100% of their day window, from the counts admission shows it.
  */
 @Module({
   controllers: [RateLimitController],
@@ -58,7 +61,7 @@ export class RateLimitStoreModule {}
       useFactory: (storage: RateLimitStore) => ({ throttlers: THROTTLERS, storage, setHeaders: false }),
     }),
   ],
-  providers: [RateLimiter],
-  exports: [RateLimiter],
+  providers: [RateLimiter, QuotaNoticesRepository, QuotaThresholds],
+  exports: [RateLimiter, QuotaThresholds],
 })
 export class RateLimitModule {}

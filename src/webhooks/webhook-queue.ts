@@ -40,6 +40,7 @@ export class WebhookQueue {
   private boss?: PgBoss;
   private starting?: Promise<boolean>;
   private stopped = false;
+  private ran = false;
   private readonly sender: PgBoss;
 
   constructor(
@@ -53,6 +54,11 @@ export class WebhookQueue {
 
   get started(): boolean {
     return this.boss !== undefined;
+  }
+
+  /** Whether the queue has run in this process (an enabled endpoint existed), stopped since or not. */
+  get hasRun(): boolean {
+    return this.ran;
   }
 
   /** Starts the queue once (its schema, the queue, this instance's worker); true when it runs. */
@@ -106,6 +112,7 @@ export class WebhookQueue {
         await this.handler(job.data);
       });
       this.boss = boss;
+      this.ran = true;
       this.logger.log('webhook delivery queue started');
       return true;
     } catch (err) {

@@ -48,7 +48,7 @@ export class WebhooksRepository {
   }
 
   /** The enabled endpoints subscribed to `event`. */
-  async subscribed(event: string, db: Db): Promise<{ id: bigint }[]> {
+  async subscribed(event: string, db: Db = this.prisma): Promise<{ id: bigint }[]> {
     return db.webhookEndpoint.findMany({
       where: { enabled: true, events: { has: event } },
       select: { id: true },

@@ -7,7 +7,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { KEY_EVENT_TYPES, type KeyEvent, type KeyEventSink } from '../api-keys/key-events.js';
+import { KEY_EVENT_TYPES, type KeyEvent, type KeyEventSink, type KeyEventType } from '../api-keys/key-events.js';
 import { AuditLogRepository, type Db } from '../audit/audit-log.repository.js';
 import { changedFields, instant, type Actor, type AuditValue } from '../audit/audit.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
@@ -70,7 +70,8 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
   constructor(
     private readonly repository: WebhooksRepository,
     private readonly audit: AuditLogRepository,
-    private readonly metrics: MetricsService,
+    // Null in the key tool, which makes no attempts and keeps no registry.
+    @Optional() @Inject(MetricsService) private readonly metrics: MetricsService | null,
     @Inject(webhooksConfig.token) private readonly config: WebhooksConfig,
     @Inject(databaseConfig.token) database: DatabaseConfig,
     @Inject(runtimeConfig.token) private readonly runtime: RuntimeConfig,
@@ -113,7 +114,7 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
       setInterval(() => {
         if (!queue.started) return;
         this.repository.pendingStats().then(
-          ({ depth, oldest }) => this.metrics.webhookQueue(depth, oldest),
+          ({ depth, oldest }) => this.metrics?.webhookQueue(depth, oldest),
           () => undefined, // the last values stay
         );
       }, STATS_MS).unref(),
@@ -340,6 +341,15 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
     for (const { id } of endpoints) await this.enqueue(tx, queue, id, event.type, event.data);
   }
 
+  /**
+   * KeyEventSink: whether an enabled endpoint subscribes to `type`. Asks nothing while the queue
+   * has not run here: no enabled endpoint was found yet (at start, every minute after, or made here).
+   */
+  async subscribes(type: KeyEventType): Promise<boolean> {
+    if (!this.queue?.hasRun) return false;
+    return (await this.repository.subscribed(type)).length > 0;
+  }
+
   private async enqueue(
     tx: Db,
     queue: WebhookQueue,
@@ -396,7 +406,7 @@ export class WebhooksService implements KeyEventSink, OnApplicationBootstrap, Be
         await queue.send({ deliveryId: job.deliveryId, attempt: made }, { tx, startAfter: nextAttemptAt });
       }
     });
-    this.metrics.webhookAttempt(delivery.event, state === 'pending' ? 'retrying' : state, seconds);
+    this.metrics?.webhookAttempt(delivery.event, state === 'pending' ? 'retrying' : state, seconds);
   }
 
   private async post(endpoint: EndpointRow, delivery: DeliveryRow, now: Date) {

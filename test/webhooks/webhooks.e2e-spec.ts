@@ -16,6 +16,8 @@ import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { sample } from '../support/metrics-text.js';
 import { KEY_TOOL_CHECKSUM_SECRET, keyToolJson } from '../support/key-tool.js';
+import { QuotaThresholds } from '../../src/rate-limit/quota-thresholds.js';
+import { PrismaService } from '../../src/database/prisma.service.js';
 
 jest.setTimeout(120_000);
 
@@ -68,6 +70,19 @@ describeIfPostgres('webhooks (PostgreSQL)', () => {
     const res = await admin().get(`/admin/v1/webhooks/${id}/deliveries`).set(auth());
     expect(res.status).toBe(200);
     return exact<Delivery[]>(res);
+  }
+
+  async function pgQuery<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    const client = new pg.Client({ connectionString: db.env.DATABASE_URL });
+    await client.connect();
+    try {
+      return await client.query<R>(text, values);
+    } finally {
+      await client.end();
+    }
   }
 
   beforeAll(async () => {
@@ -331,6 +346,92 @@ describeIfPostgres('webhooks (PostgreSQL)', () => {
     expect(after).toBe(before + 2);
   });
 
+  it("key.quota_threshold arrives once at 80% and once at 100% of a key's day, not again after 429s or a restart", async () => {
+    const endpoint = await createEndpoint(['key.quota_threshold']);
+    const key = exact<{ id: bigint | number; key: string }>(
+      await admin()
+        .post('/admin/v1/keys')
+        .set(auth())
+        .send({ name: 'metered', plan: 'enterprise', perMinute: 10, perDay: 10 })
+        .expect(201),
+    );
+    // A notice of long ago, deleted when the key next crosses a threshold.
+    await pgQuery(`INSERT INTO "key_quota_notices" ("key_id", "day", "threshold") VALUES ($1, current_date - 30, 80)`, [
+      String(key.id),
+    ]);
+    const call = (instance: NestExpressApplication) =>
+      request(instance.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key.key}`);
+    for (let n = 1; n <= 10; n++) {
+      const res = await call(app);
+      expect(res.status).toBe(200);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(10 - n));
+    }
+    expectErrorBody(await call(app), 429, 'rate_limit_exceeded', /10 requests per day/);
+    // The flush every instance makes every few seconds, made now.
+    await app.get(QuotaThresholds).flush();
+    await waitFor(() => receiver.received.length === 2, { what: 'two key.quota_threshold events' });
+    const events = receiver.received.map(
+      (r) => verify(endpoint.secret!, r) as { type: string; data: { threshold: number } },
+    );
+    expect(events.sort((a, b) => a.data.threshold - b.data.threshold)).toEqual([
+      expect.objectContaining({
+        type: 'key.quota_threshold',
+        data: { keyId: `${key.id}`, window: 'day', limit: 10, used: 8, threshold: 80 },
+      }),
+      expect.objectContaining({
+        type: 'key.quota_threshold',
+        data: { keyId: `${key.id}`, window: 'day', limit: 10, used: 10, threshold: 100 },
+      }),
+    ]);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(2);
+
+    // More refusals, and their flush: nothing new.
+    for (let n = 0; n < 3; n++) expectErrorBody(await call(app), 429, 'rate_limit_exceeded');
+    await app.get(QuotaThresholds).flush();
+    // A restarted instance counts afresh in memory and sees both thresholds crossed again; the
+    // notices recorded keep them from being announced twice.
+    const restarted = await startTestApp(db, { env: { ADMIN_PORT: '0' } });
+    try {
+      await waitFor(() => restarted.get(WebhooksService).subscribes('key.quota_threshold'), {
+        what: "the restarted instance's queue",
+      });
+      for (let n = 1; n <= 10; n++) expect((await call(restarted)).status).toBe(200);
+      expectErrorBody(await call(restarted), 429, 'rate_limit_exceeded');
+      await restarted.get(QuotaThresholds).flush();
+    } finally {
+      await restarted.close();
+    }
+    expect((await deliveries(endpoint.id)).map((d) => d.event)).toEqual(['key.quota_threshold', 'key.quota_threshold']);
+    const { rows } = await pgQuery<{ threshold: number }>(
+      'SELECT "threshold" FROM "key_quota_notices" WHERE "key_id" = $1 ORDER BY "threshold"',
+      [String(key.id)],
+    );
+    expect(rows.map((r) => r.threshold)).toEqual([80, 100]);
+    // A later event is the next thing the receiver gets.
+    await admin().post(`/admin/v1/webhooks/${endpoint.id}/test`).set(auth()).expect(202);
+    await waitFor(() => receiver.received.length === 3, { what: 'the test event' });
+    expect(receiver.events()[2].type).toBe('webhook.test');
+  });
+
+  it('quota thresholds are not recorded while no endpoint subscribes to them', async () => {
+    await createEndpoint(['key.created']);
+    const key = exact<{ id: bigint | number; key: string }>(
+      await admin()
+        .post('/admin/v1/keys')
+        .set(auth())
+        .send({ name: 'unwatched', plan: 'enterprise', perMinute: 5, perDay: 5 })
+        .expect(201),
+    );
+    for (let n = 1; n <= 6; n++) {
+      await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key.key}`);
+    }
+    await app.get(QuotaThresholds).flush();
+    const { rows } = await pgQuery('SELECT 1 FROM "key_quota_notices" WHERE "key_id" = $1', [String(key.id)]);
+    expect(rows).toEqual([]);
+    await waitFor(() => receiver.received.length === 1, { what: 'key.created' });
+    expect(receiver.events().map((e) => e.type)).toEqual(['key.created']);
+  });
+
   it('an instance whose queue is off enqueues in its change, and another instance delivers', async () => {
     const second = await startTestApp(db, { env: { ADMIN_PORT: '0' } });
     try {
@@ -417,5 +518,23 @@ describe('webhooks on the embedded database', () => {
     expectErrorBody(res, 501, 'not_implemented', /PostgreSQL/);
     expectErrorBody(await admin().get('/admin/v1/webhooks').set(auth), 501, 'not_implemented');
     await admin().post('/admin/v1/keys').set(auth).send({ name: 'unhooked', plan: 'free' }).expect(201);
+  });
+
+  it('a key past its day thresholds is refused as usual, and nothing is recorded', async () => {
+    const admin = () => request(`http://127.0.0.1:${app.get(AdminServer).port()}`);
+    const key = JSON.parse(
+      (
+        await admin()
+          .post('/admin/v1/keys')
+          .set({ Authorization: `Bearer ${token}` })
+          .send({ name: 'metered', plan: 'enterprise', perMinute: 3, perDay: 3 })
+          .expect(201)
+      ).text,
+    ) as { key: string };
+    const call = () => request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${key.key}`);
+    for (let n = 1; n <= 3; n++) expect((await call()).status).toBe(200);
+    expectErrorBody(await call(), 429, 'rate_limit_exceeded');
+    await app.get(QuotaThresholds).flush();
+    expect(await app.get(PrismaService).keyQuotaNotice.count()).toBe(0);
   });
 });
