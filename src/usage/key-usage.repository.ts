@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client.js';
 import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { UsageOperation, UsageRow } from './usage-counts.js';
+import { HOUR_MS, type UsageOperation, type UsageRow } from './usage-counts.js';
+
+const DAY_MS = 24 * HOUR_MS;
 
 /** Rows one DELETE of the purge removes (one short statement each, so no lock is held long). */
 export const PURGE_BATCH = 1_000;
@@ -99,22 +101,39 @@ export class KeyUsageRepository {
         GROUP BY 1, 2 ORDER BY 1, 2`;
   }
 
-  /** Every key's counts summed by hour or UTC day in [from, to), oldest first. */
+  /**
+   * Every key's counts summed by hour or UTC day in [from, to), oldest first: from usage_hours,
+   * the sums over all keys that the migrations' trigger keeps of every hour in key_usage.
+   */
   async totals(from: Date, to: Date, granularity: 'hour' | 'day'): Promise<UsagePeriodRow[]> {
     return this.prisma.$queryRaw<UsagePeriodRow[]>`
         SELECT ${periodOf(granularity)} AS "period",
                sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
-        FROM "key_usage"
+        FROM "usage_hours"
         WHERE "hour" >= ${from} AND "hour" < ${to}
         GROUP BY 1 ORDER BY 1`;
   }
 
-  /** The `limit` keys with the most requests in [from, to), most first (ties by id). */
+  /**
+   * The `limit` keys with the most requests in [from, to), most first (ties by id). The whole UTC
+   * days of the range are read from key_usage_days (each key's sums per day, kept by the
+   * migrations' trigger), the hours before the first and after the last from key_usage.
+   */
   async topKeys(from: Date, to: Date, limit: number): Promise<KeyTotalRow[]> {
+    const firstDay = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
+    const endDay = new Date(Math.floor(to.getTime() / DAY_MS) * DAY_MS);
+    // Without a whole day in the range, every hour of it comes from key_usage.
+    const daysFrom = firstDay < endDay ? firstDay : to;
+    const daysTo = firstDay < endDay ? endDay : to;
     return this.prisma.$queryRaw<KeyTotalRow[]>`
         SELECT "key_id" AS "keyId", sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
-        FROM "key_usage"
-        WHERE "hour" >= ${from} AND "hour" < ${to}
+        FROM (
+          SELECT "key_id", "requests", "limited" FROM "key_usage_days" WHERE "day" >= ${daysFrom} AND "day" < ${daysTo}
+          UNION ALL
+          SELECT "key_id", "requests", "limited" FROM "key_usage" WHERE "hour" >= ${from} AND "hour" < ${daysFrom}
+          UNION ALL
+          SELECT "key_id", "requests", "limited" FROM "key_usage" WHERE "hour" >= ${daysTo} AND "hour" < ${to}
+        ) AS "usage"
         GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${limit}::int`;
   }
 
