@@ -175,6 +175,12 @@ describeEachDatabase('the console’s admin API reads on %s', (kind) => {
       { keyId: Number(a.id), name: 'edges a', requests: 6, limited: 1 },
       { keyId: Number(b.id), name: 'edges b', requests: 5, limited: 2 },
     ]);
+    // Ending an hour earlier: that day's hour in the range holds fewer rows than those after it.
+    const shorter = await get('/admin/v1/usage/top-keys?from=2026-11-24T23:00:00Z&to=2026-11-26T01:00:00Z');
+    expect(parseJson(shorter.text)).toEqual([
+      { keyId: Number(a.id), name: 'edges a', requests: 5, limited: 1 },
+      { keyId: Number(b.id), name: 'edges b', requests: 5, limited: 2 },
+    ]);
 
     // Rows deleted (as the purge deletes old hours) leave the totals and the busiest keys.
     await prisma.keyUsage.deleteMany({ where: { hour: { lt: new Date('2026-11-25T00:00:00Z') } } });
