@@ -18,6 +18,11 @@ export function routeContext({ now, busyKeyId, keyPrefix, nameFragment, farCurso
     farCursor,
     /** The last 7 days as the console asks them: the 168 hours up to the end of the current one. */
     week: `from=${hoursAgo(167)}&to=${hoursAgo(-1)}`,
+    /**
+     * From noon 6 days ago to the end of the current hour: a first day cut in half, with usage on
+     * both sides of the cut, the most hours the busiest keys read from key_usage.
+     */
+    fromNoon: `from=${daysAgo(6)}T12:00:00Z&to=${hoursAgo(-1)}`,
     /** The last 7 days as whole UTC days, today included. */
     days7: `from=${daysAgo(6)}&to=${daysAgo(-1)}`,
     /** The last 90 days, whole UTC days, today included. */
@@ -53,6 +58,7 @@ export const CONSOLE_ROUTES = [
   { name: 'usage day 90d', path: (c) => `/admin/v1/usage?${c.quarter}&granularity=day`, auth: 'token' },
   { name: 'top-keys 7d limit=10', path: (c) => `/admin/v1/usage/top-keys?${c.week}`, auth: 'token' },
   { name: 'top-keys 7d limit=100', path: (c) => `/admin/v1/usage/top-keys?${c.week}&limit=100`, auth: 'token' },
+  { name: 'top-keys from noon 6 d ago', path: (c) => `/admin/v1/usage/top-keys?${c.fromNoon}`, auth: 'token' },
   { name: 'top-keys 7 UTC days limit=10', path: (c) => `/admin/v1/usage/top-keys?${c.days7}`, auth: 'token' },
   { name: 'audit', path: () => '/admin/v1/audit', auth: 'token' },
   { name: 'audit actor=ops-bob', path: () => '/admin/v1/audit?actor=ops-bob', auth: 'token' },
