@@ -33,17 +33,27 @@ export async function createDisposableDatabase(adminUrl, name, cleanups, log = (
  */
 export function issueUnlimitedKey(cli, name, env) {
   const args = ['create', '--name', name, '--plan', 'enterprise', '--per-minute', '1000000000'];
-  const out = execFileSync(process.execPath, [cli, ...args, '--per-day', '1000000000', '--json'], {
+  return keyToolJson(cli, [...args, '--per-day', '1000000000', '--json'], env, 'key');
+}
+
+/** Issues an admin token named `name` with the key tool `cli`, as docs/admin-api.md does. Returns the token. */
+export function issueAdminToken(cli, name, env) {
+  return keyToolJson(cli, ['admin', 'create', '--name', name, '--json'], env, 'token');
+}
+
+/** Runs the key tool and returns the field `field` of the JSON line it printed. */
+function keyToolJson(cli, args, env, field) {
+  const out = execFileSync(process.execPath, [cli, ...args], {
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
   });
   for (const line of out.trim().split('\n').reverse()) {
     try {
       const parsed = JSON.parse(line);
-      if (typeof parsed.key === 'string') return parsed.key;
+      if (typeof parsed[field] === 'string') return parsed[field];
     } catch {
       /* not the JSON line */
     }
   }
-  throw new Error(`the apikey tool printed no key:\n${out}`);
+  throw new Error(`the apikey tool printed no ${field}:\n${out}`);
 }

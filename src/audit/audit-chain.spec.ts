@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { int64 } from '../../test/support/arbitraries.js';
+import { EMBEDDED_EXTENSIONS } from '../database/embedded-database.js';
 import { readMigrations } from '../database/migrator.js';
 import { canonicalEntry, chainFields, entryHash, GENESIS_HASH, verifyChain, type ChainEntry } from './audit-chain.js';
 
@@ -11,7 +12,7 @@ describe('the audit chain computed in Node and by the migration’s SQL', () => 
   let db: PGlite;
 
   beforeAll(async () => {
-    db = new PGlite();
+    db = new PGlite({ extensions: EMBEDDED_EXTENSIONS });
     for (const m of await readMigrations('prisma/migrations')) await db.exec(m.sql);
   });
 

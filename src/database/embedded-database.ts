@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { DatabaseConfig } from '../config/database.config.js';
 import { acquireDataDirLock, DataDirLock } from './data-dir-lock.js';
@@ -15,6 +16,9 @@ import { pgliteRunner } from './sql-runner.js';
  * times over.
  */
 export const EMBEDDED_START_PARAMS: readonly string[] = ['-c', 'shared_buffers=32MB', '-c', 'max_connections=5'];
+
+/** The extensions the migrations create, which PGlite loads only when given them (pg_trgm: the key search's index). */
+export const EMBEDDED_EXTENSIONS = { pg_trgm };
 
 /** The embedded PGlite in DATA_DIR, locked for this process and migrated on open. */
 export async function openEmbedded(
@@ -58,7 +62,10 @@ async function openMigrated(
   const lock = acquireDataDirLock(config.dataDir, purpose);
   let db: PGlite | undefined;
   try {
-    db = await PGlite.create(config.dataDir, { startParams: [...PGlite.defaultStartParams, ...EMBEDDED_START_PARAMS] });
+    db = await PGlite.create(config.dataDir, {
+      startParams: [...PGlite.defaultStartParams, ...EMBEDDED_START_PARAMS],
+      extensions: EMBEDDED_EXTENSIONS,
+    });
     const migrations = await migrate(pgliteRunner(db), config.migrationsDir, log);
     return { db, lock, migrations };
   } catch (err) {

@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client.js';
 import type { PreparedStatement } from '../database/database.js';
 import { PrismaService } from '../database/prisma.service.js';
-import type { UsageOperation, UsageRow } from './usage-counts.js';
+import { HOUR_MS, type UsageOperation, type UsageRow } from './usage-counts.js';
+
+const DAY_MS = 24 * HOUR_MS;
 
 /** Rows one DELETE of the purge removes (one short statement each, so no lock is held long). */
 export const PURGE_BATCH = 1_000;
@@ -23,6 +25,13 @@ const ADD: PreparedStatement = {
     'ON CONFLICT ("key_id", "hour", "operation") DO UPDATE SET "requests" = "key_usage"."requests" + excluded."requests", ' +
     '"limited" = "key_usage"."limited" + excluded."limited"',
 };
+
+/** Hours [from, to) of key_usage whose counts topKeys adds (sign 1) or takes away (-1). */
+interface HourPart {
+  from: Date;
+  to: Date;
+  sign: 1 | -1;
+}
 
 /** Counts in one period (an hour, or a UTC day summed from its hours). */
 export interface UsagePeriodRow {
@@ -99,23 +108,78 @@ export class KeyUsageRepository {
         GROUP BY 1, 2 ORDER BY 1, 2`;
   }
 
-  /** Every key's counts summed by hour or UTC day in [from, to), oldest first. */
+  /**
+   * Every key's counts summed by hour or UTC day in [from, to), oldest first: from usage_hours,
+   * the sums over all keys that the migrations' trigger keeps of every hour in key_usage.
+   */
   async totals(from: Date, to: Date, granularity: 'hour' | 'day'): Promise<UsagePeriodRow[]> {
     return this.prisma.$queryRaw<UsagePeriodRow[]>`
         SELECT ${periodOf(granularity)} AS "period",
                sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
-        FROM "key_usage"
+        FROM "usage_hours"
         WHERE "hour" >= ${from} AND "hour" < ${to}
         GROUP BY 1 ORDER BY 1`;
   }
 
-  /** The `limit` keys with the most requests in [from, to), most first (ties by id). */
+  /**
+   * The `limit` keys with the most requests in [from, to), most first (ties by id). The whole UTC
+   * days of the range are read from key_usage_days (each key's sums per day, kept by the
+   * migrations' trigger); a day the range covers in part, from key_usage (topKeysParts).
+   */
   async topKeys(from: Date, to: Date, limit: number): Promise<KeyTotalRow[]> {
+    const { days, head, tail } = await this.topKeysParts(from, to);
+    const hours = (part: HourPart) => Prisma.sql`
+          SELECT "key_id", ${part.sign}::bigint * "requests", ${part.sign}::bigint * "limited", ${part.sign}::bigint
+          FROM "key_usage" WHERE "hour" >= ${part.from} AND "hour" < ${part.to}`;
     return this.prisma.$queryRaw<KeyTotalRow[]>`
         SELECT "key_id" AS "keyId", sum("requests")::bigint AS "requests", sum("limited")::bigint AS "limited"
-        FROM "key_usage"
-        WHERE "hour" >= ${from} AND "hour" < ${to}
-        GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${limit}::int`;
+        FROM (
+          SELECT "key_id", "requests", "limited", "rows" FROM "key_usage_days" WHERE "day" >= ${days.from} AND "day" < ${days.to}
+          UNION ALL ${hours(head)}
+          UNION ALL ${hours(tail)}
+        ) AS "usage" ("key_id", "requests", "limited", "rows")
+        GROUP BY 1 HAVING sum("rows") > 0 ORDER BY 2 DESC, 1 LIMIT ${limit}::int`;
+  }
+
+  /**
+   * How topKeys reads [from, to): the whole UTC days from their sums, and a day at either end that
+   * the range covers in part either as its hours in the range, added, or as the whole day's sums
+   * less its hours outside the range, whichever reads fewer key_usage rows (usage_hours counts
+   * them): the last 168 hours up to now read the hours of the first day before the range, since
+   * those after now hold none. A range within one day reads its hours.
+   */
+  private async topKeysParts(
+    from: Date,
+    to: Date,
+  ): Promise<{ days: { from: Date; to: Date }; head: HourPart; tail: HourPart }> {
+    const none = (at: Date): HourPart => ({ from: at, to: at, sign: 1 });
+    const firstDay = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
+    const endDay = new Date(Math.floor(to.getTime() / DAY_MS) * DAY_MS);
+    if (firstDay > endDay) return { days: none(to), head: { from, to, sign: 1 }, tail: none(to) };
+    if (from >= firstDay && to <= endDay) return { days: { from, to }, head: none(from), tail: none(to) };
+    const headDay = new Date(firstDay.getTime() - DAY_MS);
+    const tailEnd = new Date(endDay.getTime() + DAY_MS);
+    const counts = await this.prisma.$queryRaw<{ hour: Date; rows: bigint }[]>`
+        SELECT "hour", "rows" FROM "usage_hours"
+        WHERE "hour" >= ${headDay} AND "hour" < ${tailEnd} AND ("hour" < ${firstDay} OR "hour" >= ${endDay})`;
+    const rowsIn = (a: Date, b: Date) =>
+      counts.reduce((n, c) => (c.hour >= a && c.hour < b ? n + Number(c.rows) : n), 0);
+    const days = { from: firstDay, to: endDay };
+    let head = none(firstDay);
+    let tail = none(endDay);
+    if (from < firstDay) {
+      if (rowsIn(headDay, from) < rowsIn(from, firstDay)) {
+        days.from = headDay;
+        head = { from: headDay, to: from, sign: -1 };
+      } else head = { from, to: firstDay, sign: 1 };
+    }
+    if (endDay < to) {
+      if (rowsIn(to, tailEnd) < rowsIn(endDay, to)) {
+        days.to = tailEnd;
+        tail = { from: to, to: tailEnd, sign: -1 };
+      } else tail = { from: endDay, to, sign: 1 };
+    }
+    return { days, head, tail };
   }
 
   /** The counts of each of `keyIds` in [from, to); keys without requests are left out. */

@@ -140,6 +140,68 @@ describeEachDatabase('the console’s admin API reads on %s', (kind) => {
     expectErrorBody(await admin().get('/admin/v1/usage?from=2026-11-26&to=2026-11-27'), 401, 'missing_admin_token');
   });
 
+  it('counts the busiest keys over hours that start and end inside a day, and follows rows added to and deleted', async () => {
+    const prisma = app.get(PrismaService);
+    await prisma.keyUsage.deleteMany({});
+    const recorder = app.get(UsageRecorder);
+    const a = await newKey('edges a');
+    const b = await newKey('edges b');
+    const at = (iso: string) => Date.parse(iso);
+    const record = (key: bigint, iso: string, requests: number, limited = 0) => {
+      for (let i = 0; i < requests; i++) recorder.record(key.toString(), 'listPets', at(iso), i < limited);
+    };
+    // The range: 24 Nov 23:00 to 26 Nov 02:00, so the hour before it and the hour after it fall
+    // on days it only partly covers.
+    const range = 'from=2026-11-24T23:00:00Z&to=2026-11-26T02:00:00Z';
+    record(a.id, '2026-11-24T22:00:00Z', 10);
+    record(a.id, '2026-11-24T23:00:00Z', 1, 1);
+    record(a.id, '2026-11-25T12:00:00Z', 1);
+    record(a.id, '2026-11-26T01:00:00Z', 1);
+    record(a.id, '2026-11-26T02:00:00Z', 10);
+    record(b.id, '2026-11-24T23:00:00Z', 2);
+    record(b.id, '2026-11-25T05:00:00Z', 2, 2);
+    record(b.id, '2026-11-26T00:00:00Z', 1);
+    expect(await recorder.flush()).toBe(true);
+    const top = async () => parseJson((await get(`/admin/v1/usage/top-keys?${range}`)).text);
+    expect(await top()).toEqual([
+      { keyId: Number(b.id), name: 'edges b', requests: 5, limited: 2 },
+      { keyId: Number(a.id), name: 'edges a', requests: 3, limited: 1 },
+    ]);
+
+    // A second flush adds to rows already written.
+    record(a.id, '2026-11-25T12:00:00Z', 3);
+    expect(await recorder.flush()).toBe(true);
+    expect(await top()).toEqual([
+      { keyId: Number(a.id), name: 'edges a', requests: 6, limited: 1 },
+      { keyId: Number(b.id), name: 'edges b', requests: 5, limited: 2 },
+    ]);
+    // Ending an hour earlier: that day's hour in the range holds fewer rows than those after it.
+    const shorter = await get('/admin/v1/usage/top-keys?from=2026-11-24T23:00:00Z&to=2026-11-26T01:00:00Z');
+    expect(parseJson(shorter.text)).toEqual([
+      { keyId: Number(a.id), name: 'edges a', requests: 5, limited: 1 },
+      { keyId: Number(b.id), name: 'edges b', requests: 5, limited: 2 },
+    ]);
+
+    // Rows deleted (as the purge deletes old hours) leave the totals and the busiest keys.
+    await prisma.keyUsage.deleteMany({ where: { hour: { lt: new Date('2026-11-25T00:00:00Z') } } });
+    expect(await top()).toEqual([
+      { keyId: Number(a.id), name: 'edges a', requests: 5, limited: 0 },
+      { keyId: Number(b.id), name: 'edges b', requests: 3, limited: 2 },
+    ]);
+    const days = await get('/admin/v1/usage?from=2026-11-24&to=2026-11-27&granularity=day');
+    expect(days.body).toEqual([
+      { period: '2026-11-25T00:00:00.000Z', requests: 6, limited: 2 },
+      { period: '2026-11-26T00:00:00.000Z', requests: 12, limited: 0 },
+    ]);
+    const hours = await get(`/admin/v1/usage?${range}`);
+    expect(hours.body).toEqual([
+      { period: '2026-11-25T05:00:00.000Z', requests: 2, limited: 2 },
+      { period: '2026-11-25T12:00:00.000Z', requests: 4, limited: 0 },
+      { period: '2026-11-26T00:00:00.000Z', requests: 1, limited: 0 },
+      { period: '2026-11-26T01:00:00.000Z', requests: 1, limited: 0 },
+    ]);
+  });
+
   it('filters the key list by a part of the name, a pasted key, plan and state, and pages with the filters', async () => {
     const keys = app.get(ApiKeysService);
     const acme = await newKey('Acme Production', 'pro');
