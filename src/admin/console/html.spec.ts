@@ -1,0 +1,28 @@
+import fc from 'fast-check';
+import { escapeHtml, html } from './html.js';
+
+describe('the console’s html template', () => {
+  it('escapes every interpolated text so it cannot open a tag or leave an attribute', () => {
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        const out = html`<p title="${text}">${text}</p>`.text;
+        const inner = escapeHtml(text);
+        expect(inner).not.toMatch(/[<>"']/);
+        expect(out).toBe(`<p title="${inner}">${inner}</p>`);
+        // Unescaping gives the text back: nothing is lost.
+        const back = inner.replace(
+          /&(lt|gt|quot|#39|amp);/g,
+          (_m, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", amp: '&' })[e] as string,
+        );
+        expect(back).toBe(text);
+      }),
+    );
+  });
+
+  it('keeps nested templates as markup and renders nothing for null, undefined and false', () => {
+    const cell = (v: string) => html`<td>${v}</td>`;
+    // prettier-ignore
+    const row = html`<tr>${['<a>', 'b'].map(cell)}${null}${undefined}${false}</tr>`;
+    expect(row.text).toBe('<tr><td>&lt;a&gt;</td><td>b</td></tr>');
+  });
+});
