@@ -2,7 +2,7 @@ import type { ApiKeyInfo, ApiKeyState } from '../../api-keys/api-keys.service.js
 import { PLANS } from '../../api-keys/plans.js';
 import { SCOPES } from '../../api-keys/scopes.js';
 import type { AuditEntry } from '../../audit/audit.js';
-import { Html, html, type HtmlValue } from './html.js';
+import { Html, markup, type HtmlValue } from './html.js';
 import { ASSETS_PATH, SIGN_IN_PATH } from './console-paths.js';
 
 /** Who is signed in, shown in the header; undefined on the sign-in page. */
@@ -18,55 +18,49 @@ export function page({ title, signedInAs, charts = false }: PageOptions, body: H
   const nav =
     signedInAs === undefined
       ? null
-      : html`<header>
-          <nav aria-label="Console">
-            <a href="/admin/">Overview</a><a href="/admin/keys">Keys</a><a href="/admin/keys/new">Issue a key</a
-            ><a href="/admin/audit">Audit log</a>
-          </nav>
-          <span class="who">Signed in as <strong>${signedInAs}</strong></span>
-          <form class="inline" method="post" action="/admin/sign-out"><button type="submit">Sign out</button></form>
-        </header>`;
-  return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · Animal Store console</title>
-        <link rel="stylesheet" href="${ASSETS_PATH}/console.css" />
-        ${
-          charts
-            ? html`<link rel="stylesheet" href="${ASSETS_PATH}/uPlot.min.css" />
-                <script src="${ASSETS_PATH}/uPlot.iife.min.js" defer></script>`
-            : null
-        }
-        <script src="${ASSETS_PATH}/console.js" defer></script>
-      </head>
-      <body>
-        <a class="skip" href="#main">Skip to the content</a>
-        ${nav}
-        <main id="main">
-          <h1>${title}</h1>
-          ${body}
-        </main>
-      </body>
-    </html> `;
+      : markup`<header>
+<nav aria-label="Console"><a href="/admin/">Overview</a> <a href="/admin/keys">Keys</a> <a href="/admin/keys/new">Issue a key</a> <a href="/admin/audit">Audit log</a></nav>
+<span class="who">Signed in as <strong>${signedInAs}</strong></span>
+<form class="inline" method="post" action="/admin/sign-out"><button type="submit">Sign out</button></form>
+</header>`;
+  const chartAssets = charts
+    ? markup`<link rel="stylesheet" href="${ASSETS_PATH}/uPlot.min.css">
+<script src="${ASSETS_PATH}/uPlot.iife.min.js" defer></script>`
+    : null;
+  return markup`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Animal Store console</title>
+<link rel="stylesheet" href="${ASSETS_PATH}/console.css">
+${chartAssets}
+<script src="${ASSETS_PATH}/console.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to the content</a>
+${nav}
+<main id="main">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>
+`;
 }
 
 export function signInPage(next: string, message?: string): Html {
+  const error = message === undefined ? null : markup`<p class="error" role="alert">${message}</p>`;
   return page(
     { title: 'Sign in' },
-    html`${message === undefined ? null : html`<p class="error" role="alert">${message}</p>`}
-      <form method="post" action="${SIGN_IN_PATH}">
-        <input type="hidden" name="next" value="${next}" />
-        <p>
-          <label for="token">Admin token</label><br />
-          <input id="token" name="token" type="password" autocomplete="current-password" required size="60" autofocus />
-        </p>
-        <p><button type="submit">Sign in</button></p>
-      </form>
-      <p class="muted">
-        Admin tokens are issued with the key tool (<code>npm run apikey -- admin create --name …</code>).
-      </p>`,
+    markup`${error}
+<form method="post" action="${SIGN_IN_PATH}">
+<input type="hidden" name="next" value="${next}">
+<p><label for="token">Admin token</label><br>
+<input id="token" name="token" type="password" autocomplete="current-password" required size="60"></p>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p class="muted">Admin tokens are issued with the key tool (<code>npm run apikey -- admin create --name …</code>).</p>`,
   );
 }
 
@@ -77,14 +71,14 @@ export function count(n: number): string {
 
 /** The share of refused requests, as a percentage with one decimal. */
 export function share(limited: number, requests: number): string {
-  return requests === 0 ? '0%' : `${((limited / requests) * 100).toFixed(1)}%`;
+  return requests === 0 ? '0%' : `${((limited / requests) * 100).toFixed(1).replace(/\.0$/, '')}%`;
 }
 
 /** An instant as text (UTC, to the minute), in a <time> element carrying the exact value. */
 export function when(at: Date | string | null): Html {
-  if (at === null) return html`<span class="muted">never</span>`;
+  if (at === null) return markup`<span class="muted">never</span>`;
   const iso = typeof at === 'string' ? at : at.toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+  return markup`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }
 
 /** A table of figures per period (first column: the period), and optionally its chart drawn from it. */
@@ -103,40 +97,24 @@ export function figureTable(t: FigureTable): Html {
   const chart =
     t.chartLabel === undefined
       ? null
-      : html`<div class="chart" role="img" aria-label="${t.chartLabel}" data-table="${t.id}"></div>`;
+      : markup`<div class="chart" role="img" aria-label="${t.chartLabel}" data-table="${t.id}"></div>`;
+  const periodText = (period: string) =>
+    t.daily ? period.slice(0, 10) : `${period.slice(0, 13).replace('T', ' ')}:00`;
   const rows =
     t.rows.length === 0
-      ? html`<tr>
-          <td colspan="${t.columns.length + 1}">No requests in this range.</td>
-        </tr>`
+      ? markup`<tr><td colspan="${t.columns.length + 1}">No requests in this range.</td></tr>`
       : t.rows.map(
           (r) =>
-            html`<tr>
-              <th scope="row">
-                <time datetime="${r.period}"
-                  >${t.daily ? r.period.slice(0, 10) : `${r.period.slice(0, 13).replace('T', ' ')}:00`}</time
-                >
-              </th>
-              ${r.values.map((v) => html`<td class="num">${count(v)}</td>`)}
-            </tr>`,
+            markup`<tr><th scope="row"><time datetime="${r.period}">${periodText(r.period)}</time></th>${r.values.map((v) => markup`<td class="num">${count(v)}</td>`)}</tr>\n`,
         );
-  return html`${chart}
-    <div class="scroll">
-      <table id="${t.id}">
-        <caption>
-          ${t.caption}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">${t.daily ? 'Day (UTC)' : 'Hour (UTC)'}</th>
-            ${t.columns.map((c) => html`<th scope="col" class="num">${c}</th>`)}
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>`;
+  const header = t.columns.map((c) => markup`<th scope="col" class="num">${c}</th>`);
+  return markup`${chart}
+<div class="scroll"><table id="${t.id}">
+<caption>${t.caption}</caption>
+<thead><tr><th scope="col">${t.daily ? 'Day (UTC)' : 'Hour (UTC)'}</th>${header}</tr></thead>
+<tbody>
+${rows}</tbody>
+</table></div>`;
 }
 
 export const STATE_LABELS: Record<ApiKeyState, string> = {
@@ -147,7 +125,7 @@ export const STATE_LABELS: Record<ApiKeyState, string> = {
 };
 
 function option(value: string, selected: boolean, label = value): Html {
-  return html`<option value="${value}" ${selected ? html` selected` : null}>${label}</option>`;
+  return markup`<option value="${value}"${selected ? markup` selected` : null}>${label}</option>`;
 }
 
 /** A select of fixed choices, with an "any" choice when `any` is given. */
@@ -158,9 +136,8 @@ export function select(
   current: string | undefined,
   any?: string,
 ): Html {
-  return html`<select id="${id}" name="${name}">
-    ${any === undefined ? null : option('', current === undefined || current === '', any)}${values.map((v) => option(v, v === current))}
-  </select>`;
+  const anyOption = any === undefined ? null : option('', current === undefined || current === '', any);
+  return markup`<select id="${id}" name="${name}">${anyOption}${values.map((v) => option(v, v === current))}</select>`;
 }
 
 /** The fields of a key's form (issue, save): name, plan, limits, expiry, scopes. */
@@ -173,73 +150,46 @@ export function keyFields(values: {
   scopes?: readonly string[];
 }): Html {
   const scopes = values.scopes ?? SCOPES;
-  return html`<p>
-      <label for="name">Name</label><br /><input
-        id="name"
-        name="name"
-        type="text"
-        required
-        maxlength="100"
-        size="40"
-        value="${values.name ?? ''}"
-      />
-    </p>
-    <p><label for="plan">Plan</label><br />${select('plan', 'plan', PLANS, values.plan ?? 'free')}</p>
-    <fieldset>
-      <legend>Limits (enterprise plan only; the other plans have fixed limits)</legend>
-      <label for="perMinute">Requests per minute</label>
-      <input id="perMinute" name="perMinute" type="number" min="1" value="${values.perMinute ?? ''}" />
-      <label for="perDay">Requests per day</label>
-      <input id="perDay" name="perDay" type="number" min="1" value="${values.perDay ?? ''}" />
-    </fieldset>
-    <p>
-      <label for="expiresAt">Expires at (UTC, e.g. 2027-01-31T00:00:00Z; empty: never)</label><br /><input
-        id="expiresAt"
-        name="expiresAt"
-        type="text"
-        size="30"
-        value="${values.expiresAt ?? ''}"
-      />
-    </p>
-    <fieldset>
-      <legend>Scopes</legend>
-      <input type="hidden" name="scopesGiven" value="1" />
-      ${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${scopes.includes(s) ? html` checked` : null} /> ${s}</label>`)}
-    </fieldset>`;
+  const scopeBoxes = SCOPES.map(
+    (s) =>
+      markup`<label><input type="checkbox" name="scopes" value="${s}"${scopes.includes(s) ? markup` checked` : null}> ${s}</label>\n`,
+  );
+  return markup`<p><label for="name">Name</label><br><input id="name" name="name" type="text" required maxlength="100" size="40" value="${values.name ?? ''}"></p>
+<p><label for="plan">Plan</label><br>${select('plan', 'plan', PLANS, values.plan ?? 'free')}</p>
+<fieldset><legend>Limits (enterprise plan only; the other plans have fixed limits)</legend>
+<label for="perMinute">Requests per minute</label> <input id="perMinute" name="perMinute" type="number" min="1" value="${values.perMinute ?? ''}">
+<label for="perDay">Requests per day</label> <input id="perDay" name="perDay" type="number" min="1" value="${values.perDay ?? ''}">
+</fieldset>
+<p><label for="expiresAt">Expires at (UTC, e.g. 2027-01-31T00:00:00Z; empty: never)</label><br><input id="expiresAt" name="expiresAt" type="text" size="30" value="${values.expiresAt ?? ''}"></p>
+<fieldset><legend>Scopes</legend>
+<input type="hidden" name="scopesGiven" value="1">
+${scopeBoxes}</fieldset>`;
 }
 
 /** A new secret, shown once, with a copy button (shown by the script). */
 export function secretBlock(secret: string): Html {
-  return html`<div class="notice" role="status">
-    <p>
-      <strong>This is the key’s secret. It is shown this once and never again:</strong> copy it now and hand it over
-      safely.
-    </p>
-    <p>
-      <code id="secret" class="secret">${secret}</code> <button type="button" data-copy="secret" hidden>Copy</button>
-    </p>
-  </div>`;
+  return markup`<div class="notice" role="status">
+<p><strong>This is the key’s secret. It is shown this once and never again:</strong> copy it now and hand it over safely.</p>
+<p><code id="secret" class="secret">${secret}</code> <button type="button" data-copy="secret" hidden>Copy</button></p>
+</div>`;
 }
 
 export function keyRecordTable(k: ApiKeyInfo, state: ApiKeyState): Html {
-  const row = (label: string, value: HtmlValue) =>
-    html`<tr>
-      <th scope="row">${label}</th>
-      <td>${value}</td>
-    </tr>`;
-  return html`<table>
-    <caption>
-      Record
-    </caption>
-    ${row('Id', k.id)} ${row('Name', k.name)} ${row('Key starts with', html`<code>${k.prefix}</code>`)}
-    ${row('Plan', k.plan)} ${row('Limits', `${count(k.perMinute)} per minute, ${count(k.perDay)} per day`)}
-    ${row('Scopes', k.scopes.join(', ') || 'none')} ${row('State', STATE_LABELS[state])}
-    ${row('Created', when(k.createdAt))} ${row('Last used', when(k.lastUsedAt))}
-    ${row('Expires', k.expiresAt === null ? 'never' : when(k.expiresAt))}
-    ${row('Revoked', k.revokedAt === null ? 'no' : when(k.revokedAt))}
-    ${k.previousExpiresAt === null ? null : row('Previous secret works until', when(k.previousExpiresAt))}
-    ${k.leakedAt === null ? null : row('Leak reported', when(k.leakedAt))}
-  </table>`;
+  const row = (label: string, value: HtmlValue) => markup`<tr><th scope="row">${label}</th><td>${value}</td></tr>\n`;
+  return markup`<table>
+<caption>Record</caption>
+${row('Id', k.id)}${row('Name', k.name)}${row('Key starts with', markup`<code>${k.prefix}</code>`)}${row('Plan', k.plan)}${row(
+    'Limits',
+    `${count(k.perMinute)} per minute, ${count(k.perDay)} per day`,
+  )}${row('Scopes', k.scopes.join(', ') || 'none')}${row('State', STATE_LABELS[state])}${row('Created', when(k.createdAt))}${row(
+    'Last used',
+    when(k.lastUsedAt),
+  )}${row('Expires', k.expiresAt === null ? 'never' : when(k.expiresAt))}${row(
+    'Revoked',
+    k.revokedAt === null ? 'no' : when(k.revokedAt),
+  )}${k.previousExpiresAt === null ? null : row('Previous secret works until', when(k.previousExpiresAt))}${
+    k.leakedAt === null ? null : row('Leak reported', when(k.leakedAt))
+  }</table>`;
 }
 
 function changesText(entry: AuditEntry): string {
@@ -249,31 +199,15 @@ function changesText(entry: AuditEntry): string {
 }
 
 export function auditTable(entries: AuditEntry[], caption: string): Html {
-  if (entries.length === 0) return html`<p>No audit entries.</p>`;
-  return html`<table>
-    <caption>
-      ${caption}
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">When</th>
-        <th scope="col">Actor</th>
-        <th scope="col">Action</th>
-        <th scope="col">Key</th>
-        <th scope="col">Changes</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${entries.map(
-        (e) =>
-          html`<tr>
-            <td>${when(e.at)}</td>
-            <td>${e.actor}</td>
-            <td>${e.action}</td>
-            <td>${e.keyId === null ? '' : html`<a href="/admin/keys/${e.keyId}">${e.keyId}</a>`}</td>
-            <td>${changesText(e)}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  if (entries.length === 0) return markup`<p>No audit entries.</p>`;
+  const rows = entries.map((e) => {
+    const key = e.keyId === null ? '' : markup`<a href="/admin/keys/${e.keyId}">${e.keyId}</a>`;
+    return markup`<tr><td>${when(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${key}</td><td>${changesText(e)}</td></tr>\n`;
+  });
+  return markup`<table>
+<caption>${caption}</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Key</th><th scope="col">Changes</th></tr></thead>
+<tbody>
+${rows}</tbody>
+</table>`;
 }

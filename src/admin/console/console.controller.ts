@@ -18,10 +18,10 @@ import { ApiError } from '../../errors/api-error.js';
 import { parsePositiveInt64 } from '../../json/int64.js';
 import { Clock } from '../../time/clock.js';
 import { USAGE_OPERATIONS } from '../../usage/usage-counts.js';
-import { periodsOf, UsageService, type UsagePeriod } from '../../usage/usage.service.js';
+import { periodsOf, UsageService, type UsageOperationPeriod, type UsagePeriod } from '../../usage/usage.service.js';
 import { AdminActor, AdminPublic } from '../admin-auth.guard.js';
-import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../dto/key-input.dto.js';
 import { adminPage, encodeAdminCursor } from '../admin-paging.js';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from '../dto/key-input.dto.js';
 import { keyChangeOf, keyFormValues, type KeyFormValues } from './console-form.js';
 import { CONSOLE_PATH, SIGN_IN_PATH } from './console-paths.js';
 import {
@@ -47,7 +47,7 @@ import {
   when,
 } from './console-views.js';
 import { FormBody } from './form-body.interceptor.js';
-import { html, type Html } from './html.js';
+import { markup, type Html } from './html.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -81,6 +81,34 @@ function sum(periods: readonly UsagePeriod[]): { requests: number; limited: numb
   });
 }
 
+/** The columns of a key's usage tables. */
+const KEY_USAGE_COLUMNS = ['Requests', 'Refused 429', ...USAGE_OPERATIONS];
+
+/** A key's rows per period and operation as one row per period: requests, 429s, then each operation's requests. */
+function byPeriod(rows: readonly UsageOperationPeriod[]): { period: string; values: number[] }[] {
+  const periods = new Map<string, number[]>();
+  for (const r of rows) {
+    const values = periods.get(r.period) ?? KEY_USAGE_COLUMNS.map(() => 0);
+    values[0] += r.requests;
+    values[1] += r.limited;
+    values[2 + USAGE_OPERATIONS.indexOf(r.operation)] += r.requests;
+    periods.set(r.period, values);
+  }
+  return [...periods].map(([period, values]) => ({ period, values }));
+}
+
+function figure(label: string, value: string): Html {
+  return markup`<div class="figure">${label}<strong>${value}</strong></div>\n`;
+}
+
+function notice(text: string | undefined): Html | null {
+  return text === undefined ? null : markup`<p class="notice" role="status">${text}</p>`;
+}
+
+function errorNotice(text: string | undefined): Html | null {
+  return text === undefined ? null : markup`<p class="error" role="alert">${text}</p>`;
+}
+
 /**
  * The operator console's pages (docs/admin-console.md): server-rendered HTML with plain forms,
  * over the admin API's own services, so the same checks and audit entries apply. Every route
@@ -105,69 +133,51 @@ export class ConsoleController {
   async overview(@AdminActor() actor: Actor, @Res() res: Response): Promise<void> {
     const now = this.clock.now();
     const weekAgo = new Date(now.getTime() - 7 * DAY_MS);
-    const hourly = await this.usage.totals(periodsOf(weekAgo, now, 'hour'));
+    const [hourly, states, top] = await Promise.all([
+      this.usage.totals(periodsOf(weekAgo, now, 'hour')),
+      this.keys.countByState(),
+      this.usage.topKeys(weekAgo, now, 10),
+    ]);
+    // The hours that overlap the last 24 hours.
     const dayStart = now.getTime() - DAY_MS;
     const lastDay = sum(hourly.filter((p) => Date.parse(p.period) + HOUR_MS > dayStart));
     const week = sum(hourly);
-    const [states, top] = await Promise.all([this.keys.countByState(), this.usage.topKeys(weekAgo, now, 10)]);
-    const figure = (label: string, value: string) => html`<div class="figure">${label}<strong>${value}</strong></div>`;
-    const body = html`<h2>Requests</h2>
-      <div class="figures">
-        ${figure('Requests, last 24 hours', count(lastDay.requests))}
-        ${figure('Refused 429, last 24 hours', count(lastDay.limited))}
-        ${figure('Requests, last 7 days', count(week.requests))}
-        ${figure('Refused 429, last 7 days', count(week.limited))}
-      </div>
-      <h2>Keys by state</h2>
-      <table>
-        <caption>
-          Keys by state
-        </caption>
-        <tbody>
-          ${KEY_STATES.map(
-            (s) =>
-              html`<tr>
-                <th scope="row"><a href="/admin/keys?state=${s}">${STATE_LABELS[s]}</a></th>
-                <td class="num">${count(states[s])}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-      <h2>Busiest keys, last 7 days</h2>
-      ${
-        top.length === 0
-          ? html`<p>No requests in the last 7 days.</p>`
-          : html`<table>
-              <caption>
-                The 10 keys with the most requests over the last 7 days
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col" class="num">Requests</th>
-                  <th scope="col" class="num">Refused 429</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${top.map(
-                  (k) =>
-                    html`<tr>
-                      <td><a href="/admin/keys/${k.keyId}">${k.name}</a></td>
-                      <td class="num">${count(k.requests)}</td>
-                      <td class="num">${share(k.limited, k.requests)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-      <h2>Requests per hour, last 7 days</h2>
-      ${figureTable({
-        id: 'usage-hourly',
-        caption: 'Requests and 429s per hour over the last 7 days (hours with requests)',
-        chartLabel: 'Usage of all keys: requests and 429s per hour over the last 7 days',
-        columns: ['Requests', 'Refused 429'],
-        rows: hourly.map((p) => ({ period: p.period, values: [p.requests, p.limited] })),
-      })}`;
+    const stateRows = KEY_STATES.map(
+      (s) =>
+        markup`<tr><th scope="row"><a href="/admin/keys?state=${s}">${STATE_LABELS[s]}</a></th><td class="num">${count(states[s])}</td></tr>\n`,
+    );
+    const topRows = top.map(
+      (k) =>
+        markup`<tr><td><a href="/admin/keys/${k.keyId}">${k.name}</a></td><td class="num">${count(k.requests)}</td><td class="num">${share(k.limited, k.requests)}</td></tr>\n`,
+    );
+    const topTable =
+      top.length === 0
+        ? markup`<p>No requests in the last 7 days.</p>`
+        : markup`<table>
+<caption>The 10 keys with the most requests over the last 7 days</caption>
+<thead><tr><th scope="col">Key</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Refused 429</th></tr></thead>
+<tbody>
+${topRows}</tbody>
+</table>`;
+    const body = markup`<h2>Requests</h2>
+<div class="figures">
+${figure('Requests, last 24 hours', count(lastDay.requests))}${figure('Refused 429, last 24 hours', count(lastDay.limited))}${figure('Requests, last 7 days', count(week.requests))}${figure('Refused 429, last 7 days', count(week.limited))}</div>
+<h2>Keys by state</h2>
+<table>
+<caption>Keys by state</caption>
+<tbody>
+${stateRows}</tbody>
+</table>
+<h2>Busiest keys, last 7 days</h2>
+${topTable}
+<h2>Requests per hour, last 7 days</h2>
+${figureTable({
+  id: 'usage-hourly',
+  caption: 'Requests and 429s per hour over the last 7 days (hours with requests)',
+  chartLabel: 'Usage of all keys: requests and 429s per hour over the last 7 days',
+  columns: ['Requests', 'Refused 429'],
+  rows: hourly.map((p) => ({ period: p.period, values: [p.requests, p.limited] })),
+})}`;
     sendHtml(res, 200, page({ title: 'Overview', signedInAs: this.name(actor), charts: true }, body));
   }
 
@@ -190,52 +200,33 @@ export class ConsoleController {
       new Date(now.getTime() - 7 * DAY_MS),
       now,
     );
-    const filters = new URLSearchParams();
-    if (search !== undefined) filters.set('search', search);
-    if (plan !== undefined) filters.set('plan', plan);
-    if (state !== undefined) filters.set('state', state);
-    if (nextAfter !== null) filters.set('cursor', encodeAdminCursor(nextAfter));
-    const body = html`<form method="get" action="/admin/keys" role="search">
-        <label for="search">Name or key’s first characters</label>
-        <input id="search" name="search" type="text" value="${search ?? ''}" />
-        <label for="plan">Plan</label> ${select('plan', 'plan', PLANS, plan, 'any')}
-        <label for="state">State</label> ${select('state', 'state', KEY_STATES, state, 'any')}
-        <button type="submit">Filter</button>
-      </form>
-      ${
-        keys.length === 0
-          ? html`<p>No key matches.</p>`
-          : html`<table>
-              <caption>
-                Keys${from === undefined ? null : ' (continued)'}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Plan</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Scopes</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col" class="num">Requests, 7 days</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${keys.map(
-                  (k) =>
-                    html`<tr>
-                      <td><a href="/admin/keys/${k.id}">${k.name}</a></td>
-                      <td>${k.plan}</td>
-                      <td>${keyState(k, now)}</td>
-                      <td>${k.scopes.join(', ')}</td>
-                      <td>${when(k.lastUsedAt)}</td>
-                      <td class="num">${count(totals.get(k.id)?.requests ?? 0)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
-      ${nextAfter === null ? null : html`<p><a href="/admin/keys?${filters.toString()}" rel="next">Next page</a></p>`}
-      <p><a href="/admin/keys/new">Issue a key</a></p>`;
+    const next = new URLSearchParams();
+    if (search !== undefined) next.set('search', search);
+    if (plan !== undefined) next.set('plan', plan);
+    if (state !== undefined) next.set('state', state);
+    if (nextAfter !== null) next.set('cursor', encodeAdminCursor(nextAfter));
+    const rows = keys.map(
+      (k) =>
+        markup`<tr><td><a href="/admin/keys/${k.id}">${k.name}</a></td><td>${k.plan}</td><td>${keyState(k, now)}</td><td>${k.scopes.join(', ')}</td><td>${when(k.lastUsedAt)}</td><td class="num">${count(totals.get(k.id)?.requests ?? 0)}</td></tr>\n`,
+    );
+    const table =
+      keys.length === 0
+        ? markup`<p>No key matches.</p>`
+        : markup`<table>
+<caption>Keys${from === undefined ? null : ' (continued)'}</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Plan</th><th scope="col">State</th><th scope="col">Scopes</th><th scope="col">Last used</th><th scope="col" class="num">Requests, 7 days</th></tr></thead>
+<tbody>
+${rows}</tbody>
+</table>`;
+    const body = markup`<form method="get" action="/admin/keys" role="search">
+<label for="search">Name or key’s first characters</label> <input id="search" name="search" type="text" value="${search ?? ''}">
+<label for="plan">Plan</label> ${select('plan', 'plan', PLANS, plan, 'any')}
+<label for="state">State</label> ${select('state', 'state', KEY_STATES, state, 'any')}
+<button type="submit">Filter</button>
+</form>
+${table}
+${nextAfter === null ? null : markup`<p><a href="/admin/keys?${next.toString()}" rel="next">Next page</a></p>`}
+<p><a href="/admin/keys/new">Issue a key</a></p>`;
     sendHtml(res, 200, page({ title: 'Keys', signedInAs: this.name(actor) }, body));
   }
 
@@ -261,10 +252,9 @@ export class ConsoleController {
         },
         actor,
       );
-      const body = html`${secretBlock(key)} ${keyRecordTable(info, keyState(info, this.clock.now()))}
-        <p>
-          <a href="/admin/keys/${info.id}">Open the key’s page</a> · <a href="/admin/keys/new">Issue another key</a>
-        </p>`;
+      const body = markup`${secretBlock(key)}
+${keyRecordTable(info, keyState(info, this.clock.now()))}
+<p><a href="/admin/keys/${info.id}">Open the key’s page</a> · <a href="/admin/keys/new">Issue another key</a></p>`;
       sendHtml(res, 201, page({ title: `Key “${info.name}” issued`, signedInAs: this.name(actor) }, body));
     } catch (err) {
       if (!(err instanceof ApiKeyInputError)) throw err;
@@ -280,8 +270,8 @@ export class ConsoleController {
     @Res() res: Response,
   ): Promise<void> {
     const info = await this.keyOrNotFound(raw);
-    const notice = typeof done === 'string' ? DONE[done] : undefined;
-    sendHtml(res, 200, await this.keyPage(info, actor, { notice }));
+    const shown = typeof done === 'string' ? DONE[done] : undefined;
+    sendHtml(res, 200, await this.keyPage(info, actor, { notice: shown }));
   }
 
   @Post('keys/:id/save')
@@ -361,21 +351,22 @@ export class ConsoleController {
     const keyId = keyText === undefined ? undefined : (parsePositiveInt64(keyText) ?? undefined);
     const { from } = adminPage({ cursor: one(query.cursor) });
     const { entries, nextBefore } = await this.audit.page(PAGE_SIZE, from, { actor: actorFilter, action, keyId });
-    const filters = new URLSearchParams();
-    if (actorFilter !== undefined) filters.set('actor', actorFilter);
-    if (action !== undefined) filters.set('action', action);
-    if (keyId !== undefined) filters.set('keyId', keyId.toString());
-    if (nextBefore !== null) filters.set('cursor', encodeAdminCursor(nextBefore));
-    const body = html`<form method="get" action="/admin/audit" role="search">
-        <label for="actor">Actor</label> <input id="actor" name="actor" type="text" value="${actorFilter ?? ''}" />
-        <label for="action">Action</label> ${select('action', 'action', AUDIT_ACTIONS, action, 'any')}
-        <label for="keyId">Key id</label>
-        <input id="keyId" name="keyId" type="text" inputmode="numeric" size="8" value="${keyText ?? ''}" />
-        <button type="submit">Filter</button>
-      </form>
-      ${keyText !== undefined && keyId === undefined ? html`<p class="error" role="alert">The key id must be a whole number from 1.</p>` : null}
-      ${auditTable(entries, 'Audit entries, newest first')}
-      ${nextBefore === null ? null : html`<p><a href="/admin/audit?${filters.toString()}" rel="next">Older entries</a></p>`}`;
+    const next = new URLSearchParams();
+    if (actorFilter !== undefined) next.set('actor', actorFilter);
+    if (action !== undefined) next.set('action', action);
+    if (keyId !== undefined) next.set('keyId', keyId.toString());
+    if (nextBefore !== null) next.set('cursor', encodeAdminCursor(nextBefore));
+    const badKey =
+      keyText !== undefined && keyId === undefined ? 'The key id must be a whole number from 1.' : undefined;
+    const body = markup`<form method="get" action="/admin/audit" role="search">
+<label for="actor">Actor</label> <input id="actor" name="actor" type="text" value="${actorFilter ?? ''}">
+<label for="action">Action</label> ${select('action', 'action', AUDIT_ACTIONS, action, 'any')}
+<label for="keyId">Key id</label> <input id="keyId" name="keyId" type="text" inputmode="numeric" size="8" value="${keyText ?? ''}">
+<button type="submit">Filter</button>
+</form>
+${errorNotice(badKey)}
+${auditTable(entries, 'Audit entries, newest first')}
+${nextBefore === null ? null : markup`<p><a href="/admin/audit?${next.toString()}" rel="next">Older entries</a></p>`}`;
     sendHtml(res, 200, page({ title: 'Audit log', signedInAs: this.name(actor) }, body));
   }
 
@@ -399,11 +390,11 @@ export class ConsoleController {
   }
 
   private newKeyPage(actor: Actor, values: Partial<KeyFormValues> = {}, error?: string): Html {
-    const body = html`${error === undefined ? null : html`<p class="error" role="alert">${error}</p>`}
-      <form method="post" action="/admin/keys/new">
-        ${keyFields(values)}
-        <p><button type="submit">Issue the key</button></p>
-      </form>`;
+    const body = markup`${errorNotice(error)}
+<form method="post" action="/admin/keys/new">
+${keyFields(values)}
+<p><button type="submit">Issue the key</button></p>
+</form>`;
     return page({ title: 'Issue a key', signedInAs: this.name(actor) }, body);
   }
 
@@ -419,20 +410,37 @@ export class ConsoleController {
       this.usage.usageByOperation(info.id, periodsOf(new Date(now.getTime() - 90 * DAY_MS), now, 'day')),
       this.audit.page(20, undefined, { keyId: info.id }),
     ]);
-    const columns = ['Requests', 'Refused 429', ...USAGE_OPERATIONS];
-    const pivot = (rows: NonNullable<typeof hourly>) => {
-      const byPeriod = new Map<string, number[]>();
-      for (const r of rows) {
-        const values = byPeriod.get(r.period) ?? columns.map(() => 0);
-        values[0] += r.requests;
-        values[1] += r.limited;
-        values[2 + USAGE_OPERATIONS.indexOf(r.operation)] += r.requests;
-        byPeriod.set(r.period, values);
-      }
-      return [...byPeriod].map(([period, values]) => ({ period, values }));
-    };
-    const live = state !== 'revoked' && state !== 'expired';
-    const values: Partial<KeyFormValues> = shown.values ?? {
+    const body = markup`${notice(shown.notice)}
+${errorNotice(shown.error)}
+${shown.secret === undefined ? null : secretBlock(shown.secret)}
+${keyRecordTable(info, state)}
+<h2>Usage per hour, last 7 days</h2>
+${figureTable({
+  id: 'usage-hourly',
+  caption: 'Requests, 429s and requests by operation per hour over the last 7 days (hours with requests)',
+  chartLabel: `Usage of key ${info.name}: requests, 429s and operations per hour over the last 7 days`,
+  columns: KEY_USAGE_COLUMNS,
+  rows: byPeriod(hourly ?? []),
+})}
+<h2>Usage per day, last 90 days</h2>
+${figureTable({
+  id: 'usage-daily',
+  caption: 'Requests, 429s and requests by operation per day over the last 90 days (days with requests)',
+  chartLabel: `Usage of key ${info.name}: requests, 429s and operations per day over the last 90 days`,
+  columns: KEY_USAGE_COLUMNS,
+  rows: byPeriod(daily ?? []),
+  daily: true,
+})}
+${state === 'revoked' || state === 'expired' ? markup`<p>This key is ${state}: it takes no change.</p>` : this.keyActions(info, shown.values)}
+<h2>Audit entries</h2>
+${auditTable(entries.entries, 'The latest changes to this key, newest first')}
+<p><a href="/admin/audit?keyId=${info.id}">All of this key’s audit entries</a></p>`;
+    return page({ title: `Key “${info.name}”`, signedInAs: this.name(actor), charts: true }, body);
+  }
+
+  /** The forms of a live key: Save, Roll, Revoke (which asks for confirmation). */
+  private keyActions(info: ApiKeyInfo, typed: KeyFormValues | undefined): Html {
+    const values: Partial<KeyFormValues> = typed ?? {
       name: info.name,
       plan: info.plan,
       perMinute: info.plan === 'enterprise' ? String(info.perMinute) : '',
@@ -440,65 +448,22 @@ export class ConsoleController {
       expiresAt: info.expiresAt?.toISOString() ?? '',
       scopes: info.scopes,
     };
-    const body = html`${shown.notice === undefined ? null : html`<p class="notice" role="status">${shown.notice}</p>`}
-      ${shown.error === undefined ? null : html`<p class="error" role="alert">${shown.error}</p>`}
-      ${shown.secret === undefined ? null : secretBlock(shown.secret)} ${keyRecordTable(info, state)}
-      <h2>Usage per hour, last 7 days</h2>
-      ${figureTable({
-        id: 'usage-hourly',
-        caption: 'Requests, 429s and requests by operation per hour over the last 7 days (hours with requests)',
-        chartLabel: `Usage of key ${info.name}: requests, 429s and operations per hour over the last 7 days`,
-        columns,
-        rows: pivot(hourly ?? []),
-      })}
-      <h2>Usage per day, last 90 days</h2>
-      ${figureTable({
-        id: 'usage-daily',
-        caption: 'Requests, 429s and requests by operation per day over the last 90 days (days with requests)',
-        chartLabel: `Usage of key ${info.name}: requests, 429s and operations per day over the last 90 days`,
-        columns,
-        rows: pivot(daily ?? []),
-        daily: true,
-      })}
-      ${
-        live
-          ? html`<h2>Change</h2>
-              <form method="post" action="/admin/keys/${info.id}/save">
-                ${keyFields(values)}
-                <p><button type="submit">Save</button></p>
-              </form>
-              <h2>Roll</h2>
-              <form method="post" action="/admin/keys/${info.id}/roll">
-                <p>The key gets a new secret, shown once; the current one keeps working for the overlap.</p>
-                <p>
-                  <label for="overlapSeconds">Overlap, in seconds</label>
-                  <input
-                    id="overlapSeconds"
-                    name="overlapSeconds"
-                    type="number"
-                    min="0"
-                    max="${MAX_OVERLAP_SECONDS}"
-                    value="${DEFAULT_OVERLAP_SECONDS}"
-                  />
-                </p>
-                <p><button type="submit">Roll</button></p>
-              </form>
-              <h2>Revoke</h2>
-              <form
-                method="post"
-                action="/admin/keys/${info.id}/revoke"
-                data-confirm="Revoke the key ${info.name}? Every request with it is refused from now on; this cannot be undone."
-              >
-                <p>
-                  <label><input type="checkbox" name="confirm" value="yes" required /> Yes, revoke this key</label>
-                </p>
-                <p><button type="submit" class="danger">Revoke</button></p>
-              </form>`
-          : html`<p>This key is ${state}: it takes no change.</p>`
-      }
-      <h2>Audit entries</h2>
-      ${auditTable(entries.entries, 'The latest changes to this key, newest first')}
-      <p><a href="/admin/audit?keyId=${info.id}">All of this key’s audit entries</a></p>`;
-    return page({ title: `Key “${info.name}”`, signedInAs: this.name(actor), charts: true }, body);
+    const confirm = `Revoke the key ${info.name}? Every request with it is refused from now on; this cannot be undone.`;
+    return markup`<h2>Change</h2>
+<form method="post" action="/admin/keys/${info.id}/save">
+${keyFields(values)}
+<p><button type="submit">Save</button></p>
+</form>
+<h2>Roll</h2>
+<form method="post" action="/admin/keys/${info.id}/roll">
+<p>The key gets a new secret, shown once; the current one keeps working for the overlap.</p>
+<p><label for="overlapSeconds">Overlap, in seconds</label> <input id="overlapSeconds" name="overlapSeconds" type="number" min="0" max="${MAX_OVERLAP_SECONDS}" value="${DEFAULT_OVERLAP_SECONDS}"></p>
+<p><button type="submit">Roll</button></p>
+</form>
+<h2>Revoke</h2>
+<form method="post" action="/admin/keys/${info.id}/revoke" data-confirm="${confirm}">
+<p><label><input type="checkbox" name="confirm" value="yes" required> Yes, revoke this key</label></p>
+<p><button type="submit" class="danger">Revoke</button></p>
+</form>`;
   }
 }

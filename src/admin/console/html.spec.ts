@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { escapeHtml, html } from './html.js';
+import { escapeHtml, markup } from './html.js';
 
 describe('the console’s html template', () => {
   it('escapes every interpolated text so it cannot open a tag or leave an attribute', () => {
     fc.assert(
       fc.property(fc.string(), (text) => {
-        const out = html`<p title="${text}">${text}</p>`.text;
+        const out = markup`<p title="${text}">${text}</p>`.text;
         const inner = escapeHtml(text);
         expect(inner).not.toMatch(/[<>"']/);
         expect(out).toBe(`<p title="${inner}">${inner}</p>`);
@@ -20,9 +20,8 @@ describe('the console’s html template', () => {
   });
 
   it('keeps nested templates as markup and renders nothing for null, undefined and false', () => {
-    const cell = (v: string) => html`<td>${v}</td>`;
-    // prettier-ignore
-    const row = html`<tr>${['<a>', 'b'].map(cell)}${null}${undefined}${false}</tr>`;
+    const cell = (v: string) => markup`<td>${v}</td>`;
+    const row = markup`<tr>${['<a>', 'b'].map(cell)}${null}${undefined}${false}</tr>`;
     expect(row.text).toBe('<tr><td>&lt;a&gt;</td><td>b</td></tr>');
   });
 });

@@ -1,8 +1,9 @@
 /**
- * The console's one template helper: `html` is a tagged template whose interpolated values are
+ * The console's one template helper: `markup` is a tagged template whose interpolated values are
  * escaped as HTML text (safe in element content and in quoted attribute values), unless they are
  * Html already (another template, or `trusted` markup built here). Arrays are joined; null,
- * undefined and false render nothing.
+ * undefined and false render nothing. (Named markup, not html: prettier would reformat templates
+ * tagged html as documents, changing the text they render.)
  */
 export class Html {
   constructor(readonly text: string) {}
@@ -26,7 +27,7 @@ function render(value: HtmlValue): string {
   return escapeHtml(String(value as string | number | bigint | boolean));
 }
 
-export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
+export function markup(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
   let text = strings[0];
   for (let i = 0; i < values.length; i++) text += render(values[i]) + strings[i + 1];
   return new Html(text);
