@@ -194,8 +194,9 @@ describeEachDatabase('console pages on %s', (kind) => {
     expect(res.text).toMatch(
       /busy one<\/a><\/td><td class="num">5<\/td><td class="num">0%<\/td>[\s\S]*quiet one<\/a><\/td><td class="num">1<\/td>/,
     );
-    expect(res.text).toContain(
-      '<div class="chart" role="img" aria-label="Usage of all keys: requests and 429s per hour over the last 7 days" data-table="usage-hourly"></div>',
+    expect(res.text).toMatch(
+      // The chart spans the 7 days up to now, in seconds, hour by hour.
+      /<div class="chart" role="img" aria-label="Usage of all keys: requests and 429s per hour over the last 7 days" data-table="usage-hourly" data-from="1795177800" data-to="1795782600" data-step="3600"><\/div>/,
     );
     expect(res.text).toContain(
       '<th scope="row"><time datetime="2026-11-25T09:00:00.000Z">2026-11-25 09:00</time></th><td class="num">3</td><td class="num">0</td>',

@@ -57,13 +57,24 @@ const CONSOLE_JS = `
     if (!table || typeof uPlot === 'undefined') return;
     var labels = Array.prototype.map.call(table.tHead.rows[0].cells, function (c) { return c.textContent; }).slice(1);
     var rows = table.tBodies[0].rows;
-    var data = [[]].concat(labels.map(function () { return []; }));
+    var byTime = {};
     for (var i = 0; i < rows.length; i++) {
       var time = rows[i].cells[0].querySelector('time');
       if (!time) continue;
-      data[0].push(Date.parse(time.getAttribute('datetime')) / 1000);
-      for (var j = 0; j < labels.length; j++) data[j + 1].push(Number(rows[i].cells[j + 1].textContent.replace(/[^0-9.]/g, '')));
+      var values = [];
+      for (var j = 0; j < labels.length; j++) values.push(Number(rows[i].cells[j + 1].textContent.replace(/[^0-9.]/g, '')));
+      byTime[Date.parse(time.getAttribute('datetime')) / 1000] = values;
     }
+    // Every period of the range, those without requests as zero.
+    var from = Number(el.getAttribute('data-from')), to = Number(el.getAttribute('data-to')), step = Number(el.getAttribute('data-step'));
+    var times = Object.keys(byTime).map(Number).sort(function (a, b) { return a - b; });
+    if (step > 0 && to > from) {
+      times = [];
+      for (var t = Math.floor(from / step) * step; t < to; t += step) times.push(t);
+    }
+    var data = [times].concat(labels.map(function (_label, k) {
+      return times.map(function (t) { return byTime[t] ? byTime[t][k] : 0; });
+    }));
     var series = [{}].concat(labels.map(function (label, k) { return { label: label, stroke: colors[k % colors.length], width: 2 }; }));
     var width = Math.max(320, Math.min(1100, el.clientWidth || 900));
     new uPlot({ width: width, height: 260, series: series, axes: [{}, { size: 60 }] }, data, el);

@@ -33,6 +33,7 @@ export function page({ title, signedInAs, charts = false }: PageOptions, body: H
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Animal Store console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ASSETS_PATH}/console.css">
 ${chartAssets}
 <script src="${ASSETS_PATH}/console.js" defer></script>
@@ -91,13 +92,20 @@ export interface FigureTable {
   rows: { period: string; values: number[] }[];
   /** Periods as days (no time of day). */
   daily?: boolean;
+  /** The range the chart spans, periods without requests drawn as zero. */
+  range?: { from: Date; to: Date };
 }
 
 export function figureTable(t: FigureTable): Html {
+  const step = t.daily ? 86_400 : 3_600;
+  const span =
+    t.range === undefined
+      ? null
+      : markup` data-from="${t.range.from.getTime() / 1000}" data-to="${t.range.to.getTime() / 1000}" data-step="${step}"`;
   const chart =
     t.chartLabel === undefined
       ? null
-      : markup`<div class="chart" role="img" aria-label="${t.chartLabel}" data-table="${t.id}"></div>`;
+      : markup`<div class="chart" role="img" aria-label="${t.chartLabel}" data-table="${t.id}"${span}></div>`;
   const periodText = (period: string) =>
     t.daily ? period.slice(0, 10) : `${period.slice(0, 13).replace('T', ' ')}:00`;
   const rows =

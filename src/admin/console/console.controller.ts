@@ -177,6 +177,7 @@ ${figureTable({
   chartLabel: 'Usage of all keys: requests and 429s per hour over the last 7 days',
   columns: ['Requests', 'Refused 429'],
   rows: hourly.map((p) => ({ period: p.period, values: [p.requests, p.limited] })),
+  range: { from: weekAgo, to: now },
 })}`;
     sendHtml(res, 200, page({ title: 'Overview', signedInAs: this.name(actor), charts: true }, body));
   }
@@ -421,6 +422,7 @@ ${figureTable({
   chartLabel: `Usage of key ${info.name}: requests, 429s and operations per hour over the last 7 days`,
   columns: KEY_USAGE_COLUMNS,
   rows: byPeriod(hourly ?? []),
+  range: { from: new Date(now.getTime() - 7 * DAY_MS), to: now },
 })}
 <h2>Usage per day, last 90 days</h2>
 ${figureTable({
@@ -430,6 +432,7 @@ ${figureTable({
   columns: KEY_USAGE_COLUMNS,
   rows: byPeriod(daily ?? []),
   daily: true,
+  range: { from: new Date(now.getTime() - 90 * DAY_MS), to: now },
 })}
 ${state === 'revoked' || state === 'expired' ? markup`<p>This key is ${state}: it takes no change.</p>` : this.keyActions(info, shown.values)}
 <h2>Audit entries</h2>
