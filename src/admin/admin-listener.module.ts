@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AdminSessionsModule } from '../admin-sessions/admin-sessions.module.js';
 import { AdminTokensModule } from '../admin-tokens/admin-tokens.module.js';
 import { ApiKeysModule } from '../api-keys/api-keys.module.js';
 import { AuditModule } from '../audit/audit.module.js';
@@ -10,7 +11,7 @@ import { AdminServer } from './admin.server.js';
  * the admin application (AdminApiModule) on ADMIN_PORT only, over this module's services.
  */
 @Module({
-  imports: [ApiKeysModule, AdminTokensModule, AuditModule, UsageModule],
+  imports: [ApiKeysModule, AdminTokensModule, AdminSessionsModule, AuditModule, UsageModule],
   providers: [AdminServer],
   exports: [AdminServer],
 })

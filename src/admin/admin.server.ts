@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { AdminSessionsService } from '../admin-sessions/admin-sessions.service.js';
 import { AdminTokensService } from '../admin-tokens/admin-tokens.service.js';
 import { UsageService } from '../usage/usage.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -12,7 +13,7 @@ import { adminConfig, type AdminConfig } from '../config/admin.config.js';
 import { exposureWarning } from '../config/listen-address.js';
 import { runtimeConfig, type RuntimeConfig } from '../config/runtime.config.js';
 import { serverConfig, type ServerConfig } from '../config/server.config.js';
-import { applyHttpEdge, jsonOnlyHeaders, requestEdge } from '../http/http-edge.js';
+import { applyHttpEdge, requestEdge } from '../http/http-edge.js';
 import { JsonExpressAdapter } from '../http/json-express.adapter.js';
 import { routeTemplate } from '../http/route-template.js';
 import { AppLogger } from '../logging/app-logger.js';
@@ -21,6 +22,7 @@ import { recordedContext } from '../request-context/request-context.js';
 import { Clock } from '../time/clock.js';
 import { AdminApiModule } from './admin-api.module.js';
 import { AdminOpenApiController, buildAdminOpenApiDocument } from './admin-openapi.js';
+import { adminListenerHeaders } from './console/console-headers.js';
 
 /**
  * The admin API's listener (docs/admin-api.md). With ADMIN_PORT set, a second Nest application
@@ -41,6 +43,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(runtimeConfig.token) private readonly runtime: RuntimeConfig,
     private readonly keys: ApiKeysService,
     private readonly tokens: AdminTokensService,
+    private readonly sessions: AdminSessionsService,
     private readonly audit: AuditLogService,
     private readonly usage: UsageService,
     private readonly webhooks: WebhooksService,
@@ -56,6 +59,8 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
       AdminApiModule.forRoot({
         keys: this.keys,
         tokens: this.tokens,
+        sessions: this.sessions,
+        config: this.config,
         audit: this.audit,
         usage: this.usage,
         webhooks: this.webhooks,
@@ -73,7 +78,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
     app.get(AdminOpenApiController).use(buildAdminOpenApiDocument(app));
     await app.listen(port, this.config.adminHost);
     this.app = app;
-    this.logger.log(`admin API on http://${this.config.adminHost}:${this.port()}/admin/v1`);
+    this.logger.log(`admin API on http://${this.config.adminHost}:${this.port()}/admin/v1, console on /admin/`);
     const exposed = exposureWarning(
       this.runtime.nodeEnv,
       'ADMIN_HOST',
@@ -100,7 +105,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
 
   /**
    * First on every admin request: the public API's requestEdge (its id, its head's limits), the
-   * API's security headers with no-store on every path, no trace span, and once it is over its
+   * API's security headers (the console's policy on its pages) with no-store on every path, no trace span, and once it is over its
    * access line, with the admin token's name as `actor`, and admin_requests_total.
    */
   private edge() {
@@ -122,7 +127,7 @@ export class AdminServer implements OnApplicationBootstrap, OnApplicationShutdow
           actor: recordedContext(req)?.adminActor,
         });
       },
-      { headers: jsonOnlyHeaders(), trace: false },
+      { headers: adminListenerHeaders(), trace: false },
     );
   }
 }

@@ -214,6 +214,11 @@ export class ApiKeysRepository {
     return this.prisma.apiKey.count();
   }
 
+  /** How many keys pass the filter (its state, plan and search). */
+  async countWhere(filter: KeyFilter): Promise<number> {
+    return this.prisma.apiKey.count({ where: { AND: filterWhere(filter) } });
+  }
+
   /** The names of the keys with these ids (ids without a key are absent). */
   async namesOf(ids: readonly bigint[]): Promise<Map<bigint, string>> {
     if (ids.length === 0) return new Map();

@@ -41,7 +41,8 @@ export interface ApiKeyInfo {
 }
 
 /** Where a key stands at an instant, as the key tool lists it. */
-export type ApiKeyState = 'active' | 'expiring' | 'expired' | 'revoked';
+export const KEY_STATES = ['active', 'expiring', 'expired', 'revoked'] as const;
+export type ApiKeyState = (typeof KEY_STATES)[number];
 
 /** A key that expires within this long is listed as `expiring`. */
 export const EXPIRING_WITHIN_MS = 7 * 86_400_000;
@@ -325,6 +326,15 @@ export class ApiKeysService {
 
   async count(): Promise<number> {
     return this.repository.count();
+  }
+
+  /** How many keys are in each state now (the console's overview). */
+  async countByState(): Promise<Record<ApiKeyState, number>> {
+    const now = this.clock.now();
+    const counts = await Promise.all(
+      KEY_STATES.map((state) => this.repository.countWhere({ state, now, expiringWithinMs: EXPIRING_WITHIN_MS })),
+    );
+    return Object.fromEntries(KEY_STATES.map((state, i) => [state, counts[i]])) as Record<ApiKeyState, number>;
   }
 
   async get(id: bigint): Promise<ApiKeyInfo | null> {

@@ -86,8 +86,9 @@ describe('configuration of operations', () => {
   });
 
   it('serves the admin API only with ADMIN_PORT, on loopback unless ADMIN_HOST opens it, never on PORT', () => {
-    expect(loadConfig({}).admin).toEqual({ adminPort: undefined, adminHost: '127.0.0.1' });
-    expect(loadConfig({ ADMIN_PORT: '9100' }).admin).toEqual({ adminPort: 9100, adminHost: '127.0.0.1' });
+    const sessions = { adminSessionIdleMinutes: 30, adminSessionMaxHours: 12, adminCookieSecure: false };
+    expect(loadConfig({}).admin).toEqual({ adminPort: undefined, adminHost: '127.0.0.1', ...sessions });
+    expect(loadConfig({ ADMIN_PORT: '9100' }).admin).toEqual({ adminPort: 9100, adminHost: '127.0.0.1', ...sessions });
     expect(loadConfig({ ADMIN_PORT: '9100', ADMIN_HOST: '10.0.0.5' }).admin.adminHost).toBe('10.0.0.5');
     expect(() => loadConfig({ ADMIN_PORT: '3000', PORT: '3000' })).toThrow(
       /^ADMIN_PORT must differ from PORT \(3000\)/,
@@ -95,6 +96,18 @@ describe('configuration of operations', () => {
     expect(() => loadConfig({ ADMIN_PORT: '65536' })).toThrow(/ADMIN_PORT/);
     expect(() => loadConfig({ ADMIN_PORT: 'nine' })).toThrow(/ADMIN_PORT/);
     expect(() => loadConfig({ ADMIN_HOST: 'http://x' })).toThrow(/^ADMIN_HOST must be an IP address or a host name/);
+  });
+
+  it('reads the console’s session lifetimes and cookie setting, refusing values out of range', () => {
+    const admin = loadConfig({
+      ADMIN_SESSION_IDLE_MINUTES: '5',
+      ADMIN_SESSION_MAX_HOURS: '1',
+      ADMIN_COOKIE_SECURE: 'true',
+    }).admin;
+    expect(admin).toMatchObject({ adminSessionIdleMinutes: 5, adminSessionMaxHours: 1, adminCookieSecure: true });
+    expect(() => loadConfig({ ADMIN_SESSION_IDLE_MINUTES: '0' })).toThrow(/ADMIN_SESSION_IDLE_MINUTES/);
+    expect(() => loadConfig({ ADMIN_SESSION_MAX_HOURS: '721' })).toThrow(/ADMIN_SESSION_MAX_HOURS/);
+    expect(() => loadConfig({ ADMIN_COOKIE_SECURE: 'yes' })).toThrow(/ADMIN_COOKIE_SECURE/);
   });
 
   it('binds the metrics port on loopback unless METRICS_HOST opens it', () => {

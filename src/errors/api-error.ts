@@ -33,7 +33,11 @@ export const ERROR_CODES = [
  */
 export const ADMIN_ERROR_CODES = ['missing_admin_token', 'invalid_admin_token'] as const;
 
-export type ErrorCode = (typeof ERROR_CODES)[number] | (typeof ADMIN_ERROR_CODES)[number];
+/** The codes only the operator console answers with (docs/admin-console.md); in neither API document. */
+export const CONSOLE_ERROR_CODES = ['cross_site_request'] as const;
+
+export type ErrorCode =
+  (typeof ERROR_CODES)[number] | (typeof ADMIN_ERROR_CODES)[number] | (typeof CONSOLE_ERROR_CODES)[number];
 
 /** The one HTTP status of each code: `new ApiError(code, …)` answers with it, everywhere. */
 export const ERROR_STATUS = {
@@ -48,6 +52,7 @@ export const ERROR_STATUS = {
   missing_admin_token: 401,
   invalid_admin_token: 401,
   insufficient_scope: 403,
+  cross_site_request: 403,
   not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,

@@ -31,7 +31,7 @@ describe('ARCHITECTURE.md against the import map of the lint', () => {
       .replace('| audit, idempotency |', '| audit, idempotency, kennel |');
     expect(edited).not.toEqual(page);
     expect(architectureDrift(edited, MAP)).toEqual([
-      "ARCHITECTURE.md's Layers block lists as features: admin, admin-tokens, admission, api-keys, audit, auth, cli, health, idempotency, leaked-keys, metrics, openapi, pets, rate-limit, webhooks; import-map.mjs has: admin, admin-tokens, admission, api-keys, audit, auth, cli, health, idempotency, leaked-keys, metrics, openapi, pets, rate-limit, usage, webhooks",
+      "ARCHITECTURE.md's Layers block lists as features: admin, admin-sessions, admin-tokens, admission, api-keys, audit, auth, cli, health, idempotency, leaked-keys, metrics, openapi, pets, rate-limit, webhooks; import-map.mjs has: admin, admin-sessions, admin-tokens, admission, api-keys, audit, auth, cli, health, idempotency, leaked-keys, metrics, openapi, pets, rate-limit, usage, webhooks",
       "ARCHITECTURE.md's import table has kennel, not a feature in import-map.mjs",
       "ARCHITECTURE.md's import table says pets may also import: auth; import-map.mjs says: auth, idempotency",
       "ARCHITECTURE.md's import table has no row for cli (import-map.mjs lists it)",

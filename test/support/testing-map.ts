@@ -5,7 +5,7 @@ import path from 'node:path';
 
 /** Where spec files live, and what makes a file one (every Jest configuration's testRegex). */
 const SPEC_ROOTS = ['src', 'test', 'clients/typescript/test'];
-const SPEC_FILE = /\.(spec|e2e-spec|cluster-spec|infra-spec|deploy-spec)\.ts$/;
+const SPEC_FILE = /\.(spec|e2e-spec|cluster-spec|infra-spec|browser-spec|deploy-spec)\.ts$/;
 export const MAP_PAGE = 'docs/testing.md';
 const MAP_HEADING = '## What each suite covers';
 
@@ -83,7 +83,7 @@ export function staleSpecPaths(root: string, pages: string[]): string[] {
       .split('\n')
       .forEach((text, i) => {
         for (const [, named] of text.matchAll(
-          /`([\w.-]+\/[\w./-]+\.(?:spec|e2e-spec|cluster-spec|infra-spec|deploy-spec)\.ts)`/g,
+          /`([\w.-]+\/[\w./-]+\.(?:spec|e2e-spec|cluster-spec|infra-spec|browser-spec|deploy-spec)\.ts)`/g,
         )) {
           if (
             !named.includes('*') &&
