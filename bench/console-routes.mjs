@@ -65,4 +65,19 @@ export const CONSOLE_ROUTES = [
   { name: 'audit actor=system:leak-scanner', path: () => '/admin/v1/audit?actor=system%3Aleak-scanner', auth: 'token' },
   { name: 'audit action=key.revoked', path: () => '/admin/v1/audit?action=key.revoked', auth: 'token' },
   { name: 'audit keyId', path: (c) => `/admin/v1/audit?keyId=${c.busyKeyId}`, auth: 'token' },
+  // The console's pages, each as the browser asks it, with the session's cookie.
+  { name: 'page /admin/ (overview)', path: () => '/admin/', auth: 'session' },
+  { name: 'page /admin/keys', path: () => '/admin/keys', auth: 'session' },
+  { name: 'page /admin/keys search=<name part>', path: (c) => `/admin/keys?search=${c.nameFragment}`, auth: 'session' },
+  { name: 'page /admin/keys search=<key start>', path: (c) => `/admin/keys?search=${c.keyPrefix}`, auth: 'session' },
+  { name: 'page /admin/keys plan and state', path: () => '/admin/keys?plan=pro&state=active', auth: 'session' },
+  { name: 'page /admin/keys far page', path: (c) => `/admin/keys?cursor=${c.farCursor}`, auth: 'session' },
+  { name: 'page /admin/keys/new', path: () => '/admin/keys/new', auth: 'session' },
+  { name: 'page /admin/keys/{id} (busiest key)', path: (c) => `/admin/keys/${c.busyKeyId}`, auth: 'session' },
+  { name: 'page /admin/audit', path: () => '/admin/audit', auth: 'session' },
+  {
+    name: 'page /admin/audit filtered',
+    path: (c) => `/admin/audit?actor=ops-bob&keyId=${c.busyKeyId}`,
+    auth: 'session',
+  },
 ];
