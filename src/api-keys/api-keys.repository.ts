@@ -214,9 +214,27 @@ export class ApiKeysRepository {
     return this.prisma.apiKey.count();
   }
 
-  /** How many keys pass the filter (its state, plan and search). */
-  async countWhere(filter: KeyFilter): Promise<number> {
-    return this.prisma.apiKey.count({ where: { AND: filterWhere(filter) } });
+  /**
+   * How many keys are in each state at `now`, in one statement (one snapshot). Each count but
+   * `active` reads an index only: the revoked keys', and the expiry dates of the keys not revoked
+   * (partial indexes, so their size follows the few keys in those states); all keys are counted
+   * from the primary key, and `active` is what the others leave.
+   */
+  async countByState(
+    now: Date,
+    expiringWithinMs: number,
+  ): Promise<Record<'active' | 'expiring' | 'expired' | 'revoked', number>> {
+    const soon = new Date(now.getTime() + expiringWithinMs);
+    const [row] = await this.prisma.$queryRaw<{ all: bigint; revoked: bigint; expired: bigint; expiring: bigint }[]>`
+      SELECT (SELECT count(*) FROM "api_keys") AS "all",
+             (SELECT count(*) FROM "api_keys" WHERE "revoked_at" IS NOT NULL) AS "revoked",
+             (SELECT count(*) FROM "api_keys"
+               WHERE "revoked_at" IS NULL AND "expires_at" <= ${now}::timestamptz) AS "expired",
+             (SELECT count(*) FROM "api_keys"
+               WHERE "revoked_at" IS NULL AND "expires_at" > ${now}::timestamptz
+                 AND "expires_at" <= ${soon}::timestamptz) AS "expiring"`;
+    const [all, revoked, expired, expiring] = [row.all, row.revoked, row.expired, row.expiring].map(Number);
+    return { active: all - revoked - expired - expiring, expiring, expired, revoked };
   }
 
   /** The names of the keys with these ids (ids without a key are absent). */

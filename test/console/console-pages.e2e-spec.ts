@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { AdminTokensService } from '../../src/admin-tokens/admin-tokens.service.js';
-import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { ApiKeysService, keyState } from '../../src/api-keys/api-keys.service.js';
 import { AuditLogService } from '../../src/audit/audit-log.service.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import { UsageRecorder } from '../../src/usage/usage-recorder.js';
@@ -29,12 +29,13 @@ describeEachDatabase('console pages on %s', (kind) => {
   let cookie: string;
   const clock = new FakeClock(new Date('2026-11-27T12:30:00Z'));
   let c: ReturnType<typeof consoleClient>;
+  let token: string;
   const api = () => request(app.getHttpServer());
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
     app = await startTestApp(db, { clock, env: { ADMIN_PORT: '0', USAGE_FLUSH_MS: '600000' } });
-    const { token } = await app.get(AdminTokensService).create('ops-carol', TEST_ACTOR);
+    ({ token } = await app.get(AdminTokensService).create('ops-carol', TEST_ACTOR));
     c = consoleClient(app);
     cookie = await c.signIn(token);
   });
@@ -167,6 +168,35 @@ describeEachDatabase('console pages on %s', (kind) => {
     // The key's page lists them.
     for (const action of ['key.revoked', 'key.rolled', 'key.updated', 'key.created']) {
       expect(after.text).toContain(`<td>${action}</td>`);
+    }
+  });
+
+  it('counts the keys in each state as each key’s own state says, on the overview', async () => {
+    const keys = app.get(ApiKeysService);
+    const hour = 3_600_000;
+    await keys.create({ name: 'state: expires in an hour', plan: 'free', expiresInMs: hour }, TEST_ACTOR);
+    await keys.create({ name: 'state: expires in 3 days', plan: 'free', expiresInMs: 72 * hour }, TEST_ACTOR);
+    await keys.create({ name: 'state: expires in 30 days', plan: 'free', expiresInMs: 720 * hour }, TEST_ACTOR);
+    const revoked = await keys.create({ name: 'state: revoked', plan: 'free', expiresInMs: hour }, TEST_ACTOR);
+    await keys.revoke(revoked.info.id, TEST_ACTOR);
+    // Two hours on: the first key is expired, the revoked one stays revoked though its expiry passed.
+    clock.set(new Date(clock.now().getTime() + 2 * hour).toISOString());
+    try {
+      const expected = { active: 0, expiring: 0, expired: 0, revoked: 0 };
+      for (const k of await keys.list()) expected[keyState(k, clock.now())]++;
+      expect(expected.expired * expected.expiring * expected.revoked * expected.active).toBeGreaterThan(0);
+      expect(await keys.countByState()).toEqual(expected);
+      // A session of its own: the suite's would end, idle for two hours.
+      const res = await c.get('/admin/', await c.signIn(token));
+      for (const [state, n] of Object.entries(expected)) {
+        expect(res.text).toMatch(
+          new RegExp(`href="/admin/keys\\?state=${state}">[^<]*</a></th><td class="num">${n}</td>`),
+        );
+      }
+    } finally {
+      clock.set('2026-11-27T12:30:00Z');
+      // Signing in removed the suite's session, ended by then: the next tests get a new one.
+      cookie = await c.signIn(token);
     }
   });
 
