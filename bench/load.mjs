@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { paced } from './paced.mjs';
+import { paced, pacedPool } from './paced.mjs';
 import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf } from './processes.mjs';
 import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
@@ -17,7 +17,7 @@ import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs
  * second evenly spaced over up to CONNECTIONS connections, latency from each request's due time;
  * autocannon's own rate limit would send each second's requests in a burst at its start.
  */
-export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
+export async function load(server, scenario, key, seconds, { rate = 0, pool } = {}) {
   let peakRss = 0;
   const sample = () => {
     const m = memoryOf(server.child.pid);
@@ -35,7 +35,7 @@ export async function load(server, scenario, key, seconds, { rate = 0 } = {}) {
   };
   const result =
     rate > 0
-      ? await paced({ ...options, rate, request: scenario.request })
+      ? await paced({ ...options, rate, request: scenario.request, pool })
       : await autocannon({ ...options, requests: [scenario.request] });
   // Read at once: the RSS the load left behind, before the process has idled and given any back.
   const after = memoryOf(server.child.pid);
@@ -121,13 +121,24 @@ export async function gcWindow(server) {
  * load (bench/cpu-profiler.mjs) and the run returns the profile as well.
  */
 export async function measure(server, scenario, key, { profile = false, quiet = false, rate = 0 } = {}) {
-  const warmup = WARMUP > 0 ? await load(server, scenario, key, WARMUP, { rate }) : null;
+  // At a fixed rate the measured run goes on over the warm-up's connections: opening 64 at its
+  // start would put each server's cost of a burst of new connections into its p99.
+  const pool = rate > 0 ? pacedPool(server.url, CONNECTIONS) : undefined;
+  try {
+    return await measureOver(server, scenario, key, { profile, quiet, rate, pool });
+  } finally {
+    await pool?.destroy().catch(() => {});
+  }
+}
+
+async function measureOver(server, scenario, key, { profile, quiet, rate, pool }) {
+  const warmup = WARMUP > 0 ? await load(server, scenario, key, WARMUP, { rate, pool }) : null;
   await gcWindow(server); // discards the warm-up's pauses
   if (profile) {
     rmSync(server.profileFile, { force: true });
     server.child.kill('SIGUSR2'); // starts the profiler
   }
-  const r = await load(server, scenario, key, DURATION, { rate });
+  const r = await load(server, scenario, key, DURATION, { rate, pool });
   r.rate = rate;
   if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
   r.loop = await gcWindow(server);

@@ -1,4 +1,5 @@
 // The types of bench/paced.mjs, for the tests written in TypeScript.
+import type { Pool } from 'undici';
 
 /** A scenario's request (bench/scenarios.mjs); setupRequest returns each request to send. */
 export interface PacedRequest {
@@ -21,6 +22,8 @@ export interface PacedOptions {
   request: PacedRequest;
   /** Bound of the wait for the last responses (10). */
   drainSeconds?: number;
+  /** Connections to send over (pacedPool), left open for the caller to close; else the run opens its own. */
+  pool?: Pool;
 }
 
 /** Milliseconds, from each request's due time; 2xx responses only. */
@@ -56,3 +59,6 @@ export interface PacedResult {
 }
 
 export function paced(options: PacedOptions): Promise<PacedResult>;
+
+/** Keep-alive connections for paced runs (pipelining 1), to `destroy()` when done. */
+export function pacedPool(url: string, connections: number): Pool;

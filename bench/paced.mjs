@@ -25,20 +25,39 @@ const DRAIN_SECONDS = 10;
  * calls it. `drainSeconds` bounds the wait for the last responses; those that did not come back
  * are `timeouts`.
  */
-export async function paced({ url, connections, rate, duration, headers = {}, request, drainSeconds = DRAIN_SECONDS }) {
+export async function paced({
+  url,
+  connections,
+  rate,
+  duration,
+  headers = {},
+  request,
+  drainSeconds = DRAIN_SECONDS,
+  pool: given,
+}) {
   if (!(rate > 0) || !(duration > 0))
     throw new Error(`paced: rate and duration must be positive (${rate}, ${duration})`);
-  const pool = new Pool(new URL(url).origin, { connections, pipelining: 1 });
+  const pool = given ?? pacedPool(url, connections);
   const run = new Run(pool, rate, duration, { ...request, headers: { ...headers, ...request.headers } });
   try {
     await run.sendAll();
     await run.drain(drainSeconds * 1000);
   } finally {
     run.finished = true;
-    // Aborts whatever is still outstanding; their callbacks find the run finished.
-    await pool.destroy().catch(() => {});
+    // Aborts whatever is still outstanding; their callbacks find the run finished. A pool the
+    // caller gave is the caller's to close.
+    if (given === undefined) await pool.destroy().catch(() => {});
   }
   return run.result();
+}
+
+/**
+ * The keep-alive connections of paced runs: `paced` opens its own, or takes one from its caller
+ * (`pool`), so that a measured run goes on over the connections its warm-up opened, as a
+ * balancer's kept-alive connections carry production's requests; `destroy()` it when done.
+ */
+export function pacedPool(url, connections) {
+  return new Pool(new URL(url).origin, { connections, pipelining: 1 });
 }
 
 /** undici's dispatch options of a request: the body as a Buffer, the headers as it takes them. */
