@@ -28,17 +28,9 @@ const FIND_BY_HASH: PreparedStatement = {
     'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
 };
 
-/**
- * Each key's last use, for many keys in one statement and one commit: ids and instants in two
- * arrays. A later use another instance recorded stays (GREATEST), and ids in id order lock their
- * rows in the same order in every instance, so two batches never deadlock.
- */
 const TOUCH: PreparedStatement = {
   name: 'api_keys_touch',
-  text:
-    'UPDATE "api_keys" AS "k" SET "last_used_at" = GREATEST("k"."last_used_at", "used"."at") ' +
-    'FROM (SELECT * FROM unnest($1::bigint[], $2::timestamptz[]) AS "u" ("id", "at") ORDER BY "id") AS "used" ' +
-    'WHERE "k"."id" = "used"."id"',
+  text: 'UPDATE "api_keys" SET "last_used_at" = $2 WHERE "id" = $1',
 };
 
 /**
@@ -327,15 +319,9 @@ export class ApiKeysRepository {
     return row;
   }
 
-  /** Records each key's last use (`id` → when), never moving a later one back. */
-  async touch(uses: ReadonlyMap<bigint, Date>): Promise<void> {
-    const ids: string[] = [];
-    const at: string[] = [];
-    for (const [id, when] of uses) {
-      ids.push(id.toString());
-      at.push(when.toISOString());
-    }
-    await this.prisma.database.query(TOUCH, [ids, at]);
+  /** Sets the key's last_used_at. */
+  async touch(id: bigint, at: Date): Promise<void> {
+    await this.prisma.database.query(TOUCH, [id, at]);
   }
 
   /**

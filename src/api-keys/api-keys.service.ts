@@ -507,9 +507,9 @@ export class ApiKeysService {
     };
   }
 
-  /** Records when keys were used, in one write (AuthService does so at most once a minute per key). */
-  async touch(uses: ReadonlyMap<bigint, Date>): Promise<void> {
-    await this.repository.touch(uses);
+  /** Records that a key was used (AuthService does so at most once a minute per key). */
+  async touch(id: bigint): Promise<void> {
+    await this.repository.touch(id, this.clock.now());
   }
 
   /**

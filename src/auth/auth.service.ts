@@ -105,7 +105,7 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([this.lastUsed.flush(), this.changes.stop()]);
+    await Promise.allSettled([...this.lastUsed.pending(), this.changes.stop()]);
   }
 
   /** Polls the keys changed since the last poll now (ApiKeyChangePoller.pollChanges). */
