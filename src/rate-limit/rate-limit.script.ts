@@ -27,99 +27,81 @@ import { LEASE_HEADROOM, LEASE_MS } from './redis-leases.js';
  * reach it while a lease lasts, the grant falls to 1, which is the exact per-request decision.
  * Each window's `refund` first gives back the unspent counts of the caller's ended lease, for
  * the windows that lease was taken in.
- *
- * One call decides several requests, one after the other, atomically (`rateLimitBatch`):
- * ARGV[1] is their number, then per request its number of keys, its number of arguments and its
- * arguments (rateLimitArgs); KEYS holds their keys (rateLimitKeys) in the same order. The reply
- * has one array per request: its outcome, its grant or ban's end, and each window's count.
  */
 export const RATE_LIMIT_SCRIPT = `
-local function decide(K, A)
-  local banKey = K[#K]
-  local now = tonumber(A[1])
-  local n = tonumber(A[2])
-  local threshold = tonumber(A[3])
-  local banMs = tonumber(A[4])
-  local grace = tonumber(A[5])
-  local leaseMax = tonumber(A[6])
-  local headroom = tonumber(A[7])
-  local leaseMs = tonumber(A[8])
-  local persistent = A[9] == '1'
-  local longestWindowMs = tonumber(A[10])
-  local limits, starts, resets, counts, current = {}, {}, {}, {}, {}
-  for i = 1, n do
-    local at = 10 + 4 * (i - 1)
-    limits[i] = tonumber(A[at + 1])
-    starts[i] = A[at + 2]
-    resets[i] = tonumber(A[at + 3])
-    local refund = tonumber(A[at + 4])
-    local stored = redis.call('HMGET', K[i], 's', 'c')
-    current[i] = stored[1] == starts[i]
-    counts[i] = current[i] and tonumber(stored[2]) or 0
-    if refund > 0 and counts[i] > 0 then
-      counts[i] = redis.call('HINCRBY', K[i], 'c', -math.min(refund, counts[i]))
-    end
+local banKey = KEYS[#KEYS]
+local now = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local threshold = tonumber(ARGV[3])
+local banMs = tonumber(ARGV[4])
+local grace = tonumber(ARGV[5])
+local leaseMax = tonumber(ARGV[6])
+local headroom = tonumber(ARGV[7])
+local leaseMs = tonumber(ARGV[8])
+local persistent = ARGV[9] == '1'
+local longestWindowMs = tonumber(ARGV[10])
+local limits, starts, resets, counts, current = {}, {}, {}, {}, {}
+for i = 1, n do
+  local at = 10 + 4 * (i - 1)
+  limits[i] = tonumber(ARGV[at + 1])
+  starts[i] = ARGV[at + 2]
+  resets[i] = tonumber(ARGV[at + 3])
+  local refund = tonumber(ARGV[at + 4])
+  local stored = redis.call('HMGET', KEYS[i], 's', 'c')
+  current[i] = stored[1] == starts[i]
+  counts[i] = current[i] and tonumber(stored[2]) or 0
+  if refund > 0 and counts[i] > 0 then
+    counts[i] = redis.call('HINCRBY', KEYS[i], 'c', -math.min(refund, counts[i]))
   end
+end
 
-  local function restart(i, count)
-    redis.call('HSET', K[i], 's', starts[i], 'c', count, 'r', 0)
-    if not persistent then redis.call('PEXPIRE', K[i], resets[i] - now + grace) end
-    current[i] = true
-  end
+local function restart(i, count)
+  redis.call('HSET', KEYS[i], 's', starts[i], 'c', count, 'r', 0)
+  if not persistent then redis.call('PEXPIRE', KEYS[i], resets[i] - now + grace) end
+  current[i] = true
+end
 
-  local bannedUntil = tonumber(redis.call('GET', banKey) or '0')
-  if bannedUntil > now then
-    return {2, bannedUntil, unpack(counts)}
-  end
-  local blocking = 0
+local bannedUntil = tonumber(redis.call('GET', banKey) or '0')
+if bannedUntil > now then
+  return {2, bannedUntil, unpack(counts)}
+end
+local blocking = 0
+for i = 1, n do
+  if counts[i] >= limits[i] and (blocking == 0 or resets[i] >= resets[blocking]) then blocking = i end
+end
+if blocking == 0 then
+  local grant = leaseMax
   for i = 1, n do
-    if counts[i] >= limits[i] and (blocking == 0 or resets[i] >= resets[blocking]) then blocking = i end
+    local room = limits[i] - counts[i]
+    local elapsed = math.max(now - tonumber(starts[i]), 1000)
+    local reserve = math.ceil(counts[i] * 2 * leaseMs / elapsed)
+    local cap = math.min(math.floor(room / headroom), room - reserve)
+    if cap < grant then grant = cap end
   end
-  if blocking == 0 then
-    local grant = leaseMax
-    for i = 1, n do
-      local room = limits[i] - counts[i]
-      local elapsed = math.max(now - tonumber(starts[i]), 1000)
-      local reserve = math.ceil(counts[i] * 2 * leaseMs / elapsed)
-      local cap = math.min(math.floor(room / headroom), room - reserve)
-      if cap < grant then grant = cap end
-    end
-    if grant < 1 then grant = 1 end
-    for i = 1, n do
-      if current[i] then
-        counts[i] = redis.call('HINCRBY', K[i], 'c', grant)
-      else
-        restart(i, grant)
-        counts[i] = grant
-      end
-    end
-    return {0, grant, unpack(counts)}
-  end
-  if not current[blocking] then restart(blocking, 0) end
-  local rejected = redis.call('HINCRBY', K[blocking], 'r', 1)
-  if rejected > threshold then
-    redis.call('HSET', K[blocking], 'r', 0)
-    bannedUntil = now + banMs
-    if persistent then
-      redis.call('SET', banKey, string.format('%d', bannedUntil))
+  if grant < 1 then grant = 1 end
+  for i = 1, n do
+    if current[i] then
+      counts[i] = redis.call('HINCRBY', KEYS[i], 'c', grant)
     else
-      redis.call('SET', banKey, string.format('%d', bannedUntil), 'PX', banMs + longestWindowMs + 86400000 + grace)
+      restart(i, grant)
+      counts[i] = grant
     end
-    return {3, bannedUntil, unpack(counts)}
   end
-  return {1, 0, unpack(counts)}
+  return {0, grant, unpack(counts)}
 end
-
-local out, k, a = {}, 0, 1
-for r = 1, tonumber(ARGV[1]) do
-  local nk, na = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  local K, A = {}, {}
-  for i = 1, nk do K[i] = KEYS[k + i] end
-  for i = 1, na do A[i] = ARGV[a + 2 + i] end
-  out[r] = decide(K, A)
-  k, a = k + nk, a + 2 + na
+if not current[blocking] then restart(blocking, 0) end
+local rejected = redis.call('HINCRBY', KEYS[blocking], 'r', 1)
+if rejected > threshold then
+  redis.call('HSET', KEYS[blocking], 'r', 0)
+  bannedUntil = now + banMs
+  if persistent then
+    redis.call('SET', banKey, string.format('%d', bannedUntil))
+  else
+    redis.call('SET', banKey, string.format('%d', bannedUntil), 'PX', banMs + longestWindowMs + 86400000 + grace)
+  end
+  return {3, bannedUntil, unpack(counts)}
 end
-return out
+return {1, 0, unpack(counts)}
 `;
 
 /**
@@ -183,22 +165,4 @@ export function rateLimitArgs(
       refunds[i] ?? 0,
     ]),
   ];
-}
-
-/** One request's keys and arguments for RATE_LIMIT_SCRIPT. */
-export interface ScriptCall {
-  keys: string[];
-  args: (string | number)[];
-}
-
-/** RATE_LIMIT_SCRIPT's keys and arguments for several requests, decided in this order. */
-export function rateLimitBatch(calls: readonly ScriptCall[]): { keys: string[]; args: (string | number)[] } {
-  const keys: string[] = [];
-  const args: (string | number)[] = [calls.length];
-  for (const call of calls) {
-    for (const key of call.keys) keys.push(key);
-    args.push(call.keys.length, call.args.length);
-    for (const arg of call.args) args.push(arg);
-  }
-  return { keys, args };
 }

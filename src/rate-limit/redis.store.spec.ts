@@ -116,27 +116,6 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     expect(await admin.script('EXISTS', RATE_LIMIT_SCRIPT_SHA)).toEqual([1]);
   });
 
-  it('decides the requests of one tick, of many subjects, in one script call, each exactly as the memory store would', async () => {
-    const client = (store as unknown as { redis: Redis }).redis;
-    const memory = memoryStore();
-    // Free-plan windows: no lease, every request needs Redis. Some subjects repeat within the
-    // tick, so their second request sees the first one's count; limit 2 makes some refusals.
-    const windows: WindowSpec[] = [
-      { name: 'minute', ttlMs: MINUTE, limit: 2 },
-      { name: 'day', ttlMs: DAY, limit: 1000 },
-    ];
-    const subjects = Array.from({ length: 300 }, (_, i) => `key:tick-${i % 120}`);
-    const requests = subjects.map((subject) => ({ subject, nowMs: T, windows, banThreshold: 1, banMs: 5_000 }));
-    const sent = jest.spyOn(client, 'sendCommand');
-    const decided = await Promise.all(requests.map((r) => store.consume(r)));
-    // 300 requests: MAX_BATCH (256) in the first call, the rest in a second.
-    expect(sent.mock.calls.filter(isScript)).toHaveLength(2);
-    sent.mockRestore();
-    expect(decided).toEqual(requests.map((r) => memory.consumeSync(r)));
-    expect(decided.filter((d) => d.outcome !== 'allowed')).toHaveLength(60);
-    expect(store.shared).toBe(true);
-  });
-
   it("keeps an API key's counters and ban without expiry: a fixed set of keys no volatile policy evicts", async () => {
     const request: ConsumeRequest = {
       subject: 'key:persistent',

@@ -10,23 +10,13 @@ import {
   RATE_LIMIT_PEEK_SCRIPT,
   RATE_LIMIT_SCRIPT,
   rateLimitArgs,
-  rateLimitBatch,
   rateLimitKeys,
-  type ScriptCall,
   type WithRateLimitScript,
 } from './rate-limit.script.js';
 import { leaseAsk, leased, Leases, type Lease } from './redis-leases.js';
 
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
 const RETRY_AFTER_FAILURE_MS = 1_000;
-/** Requests decided by one script call at most; more queued in one tick go in several calls. */
-const MAX_BATCH = 256;
-
-/** A request's script call waiting for its tick's round trip, with its caller's promise. */
-interface QueuedCall extends ScriptCall {
-  resolve: (reply: unknown) => void;
-  reject: (err: unknown) => void;
-}
 
 export interface RedisStoreOptions {
   /** One server, a cluster or a sentinel-watched master. */
@@ -44,11 +34,8 @@ const OUTCOMES: Outcome[] = ['allowed', 'limited', 'banned', 'banned'];
 const BAN_STARTED = 3;
 
 /**
- * Counters in Redis, shared by every instance: both windows and the ban in one script, none while
- * a lease lasts. The requests that need Redis within one turn of the event loop share one EVALSHA
- * (on a single server or Sentinel's master), so many keys each seen now and then cost one round
- * trip per tick, not one each (bench scenario listPetsManyKeys); on a cluster a script's keys must
- * share a slot, so there each request has its own. When Redis cannot answer, requests are decided by this
+ * Counters in Redis, shared by every instance: at most one EVALSHA per request for both windows
+ * and the ban, none while a lease lasts. When Redis cannot answer, requests are decided by this
  * instance's memory store instead (logged once per outage) until Redis answers again; nothing
  * waits for Redis longer than the command timeout, and commands are never queued or resent (a
  * resent script would count a request twice).
@@ -63,10 +50,6 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   private readonly leases = new Leases();
   /** Subjects whose lease request is in flight, settled when it is over (with or without a lease). */
   private readonly leasing = new Map<string, Promise<void>>();
-  /** Script calls of this turn of the event loop, sent together once it ends (`sendQueued`). */
-  private queued: QueuedCall[] = [];
-  /** Whether requests share script calls: not on a cluster, where a script's keys share one slot. */
-  private readonly batching: boolean;
 
   /** The memory store that decides while Redis cannot; made at its first use (see `fallback`). */
   private fallbackStore?: MemoryRateLimitStore;
@@ -77,7 +60,6 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     private readonly options: RedisStoreOptions,
   ) {
     super(clock);
-    this.batching = options.target.kind !== 'cluster';
     this.redis = connectRedis(options.target, {
       lazyConnect: true,
       enableOfflineQueue: false,
@@ -252,41 +234,14 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     return rateLimitKeys(this.options.prefix, request);
   }
 
-  /** The request's reply from RATE_LIMIT_SCRIPT, in this tick's shared call where requests share calls. */
-  private evaluate(request: ConsumeRequest, leaseMax: number, refunds?: readonly number[]): Promise<unknown> {
-    const call: ScriptCall = { keys: this.keysOf(request), args: rateLimitArgs(request, leaseMax, refunds) };
-    if (!this.batching) return this.script([call]).then((replies) => replies[0]);
-    return new Promise((resolve, reject) => {
-      if (this.queued.push({ ...call, resolve, reject }) === 1) setImmediate(this.sendQueued);
-    });
-  }
-
-  /** Sends the calls queued in the tick that ended, MAX_BATCH to a script call, and answers each. */
-  private readonly sendQueued = (): void => {
-    const queued = this.queued;
-    this.queued = [];
-    for (let i = 0; i < queued.length; i += MAX_BATCH) {
-      const batch = queued.slice(i, i + MAX_BATCH);
-      this.script(batch).then(
-        (replies) => batch.forEach((call, j) => call.resolve(replies[j])),
-        (err: unknown) => batch.forEach((call) => call.reject(err)),
-      );
-    }
-  };
-
-  /** One EVALSHA deciding `calls` in order; one reply each. */
-  private script(calls: readonly ScriptCall[]): Promise<unknown[]> {
-    const { keys, args } = rateLimitBatch(calls);
+  private async evaluate(request: ConsumeRequest, leaseMax: number, refunds?: readonly number[]): Promise<unknown> {
+    const keys = this.keysOf(request);
+    const args = rateLimitArgs(request, leaseMax, refunds);
     return inClientSpan(
       'EVALSHA',
-      {
-        'db.system.name': 'redis',
-        'db.operation.name': 'EVALSHA',
-        'db.query.summary': 'rate-limit script',
-        'db.operation.batch.size': calls.length,
-      },
+      { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' },
       () => (this.redis as RedisConnection & WithRateLimitScript).rateLimit(keys.length, ...keys, ...args),
-    ) as Promise<unknown[]>;
+    );
   }
 
   private parse(request: ConsumeRequest, reply: unknown): ConsumeResult {
