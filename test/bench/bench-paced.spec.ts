@@ -4,7 +4,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { paced, type PacedRequest } from '../../bench/paced.mjs';
+import { paced, pacedPool, type PacedRequest } from '../../bench/paced.mjs';
+import { waitFor } from '../support/wait-for.js';
 
 interface Arrival {
   at: number;
@@ -16,6 +17,8 @@ interface Arrival {
 interface TestServer {
   url: string;
   arrivals: Arrival[];
+  /** Connections closed so far. */
+  closed(): number;
   close(): Promise<void>;
 }
 
@@ -38,11 +41,14 @@ async function startServer(): Promise<TestServer> {
     if (req.url === '/slow') setTimeout(answer, 300);
     else answer();
   });
+  let closed = 0;
+  server.on('connection', (socket) => socket.on('close', () => closed++));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     arrivals,
+    closed: () => closed,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -160,6 +166,7 @@ describe('bench/paced.mjs', () => {
     server = {
       url: `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`,
       arrivals: [],
+      closed: () => 0,
       close: () => new Promise<void>((resolve) => httpServer.close(() => resolve())),
     };
     const result = await paced({
@@ -176,5 +183,24 @@ describe('bench/paced.mjs', () => {
     });
     expect(result.statusCodeStats).toEqual({ 201: { count: 5 } });
     expect(bodies).toEqual(new Array(5).fill('POST application/json {"name":"Bench pet"}'));
+  });
+
+  it('goes on over the connections of a pool it is given and leaves them open; without one, closes its own', async () => {
+    server = await startServer();
+    const pool = pacedPool(server.url, 4);
+    const options = { url: server.url, connections: 4, rate: 100, duration: 0.5, request: { path: '/ok' } };
+    try {
+      const warmup = await paced({ ...options, pool });
+      const measured = await paced({ ...options, pool });
+      expect([warmup.requests.total, measured.requests.total]).toEqual([50, 50]);
+      expect(server.closed()).toBe(0);
+      expect(pool.destroyed).toBe(false);
+    } finally {
+      await pool.destroy();
+    }
+    await waitFor(async () => server.closed() > 0, { what: 'the pool’s connections to close' });
+    const before = server.closed();
+    await paced(options);
+    await waitFor(async () => server.closed() > before, { what: 'the run’s own connections to close' });
   });
 });
