@@ -7,7 +7,7 @@ import { PrismaService } from '../../src/database/prisma.service.js';
 import { UsageRecorder } from '../../src/usage/usage-recorder.js';
 import { TEST_ACTOR } from '../support/api-keys.js';
 import { FakeClock, startTestApp } from '../support/app.js';
-import { CONSOLE_CSP, consoleClient } from '../support/console.js';
+import { CONSOLE_CSP, consoleClient, expectConsolePageHeaders } from '../support/console.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from '../support/databases.js';
 import { expectErrorBody } from '../support/error-body.js';
 
@@ -50,11 +50,7 @@ describeEachDatabase('console pages on %s', (kind) => {
     for (const path of ['/admin/', '/admin/keys', '/admin/keys/new', `/admin/keys/${info.id}`, '/admin/audit']) {
       const res = await c.get(path, cookie);
       expect(res.status).toBe(200);
-      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
-      expect(res.headers['x-content-type-options']).toBe('nosniff');
-      expect(res.headers['referrer-policy']).toBe('same-origin');
-      expect(res.headers['cache-control']).toBe('no-store');
+      expectConsolePageHeaders(res);
       expect(res.text).toMatch(/^<!doctype html>\n<html lang="en">/);
       expect(res.text).not.toMatch(/<script>|<script [^>]*>[^<]|<style|style="|\son[a-z]+=|https?:\/\//);
       for (const src of res.text.matchAll(/(?:src|href)="(\/admin\/assets\/[^"]+)"/g)) {

@@ -7,7 +7,7 @@ import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
 import { PrismaService } from '../../src/database/prisma.service.js';
 import { TEST_ACTOR } from '../support/api-keys.js';
 import { FakeClock, startTestApp } from '../support/app.js';
-import { CONSOLE_CSP, consoleClient } from '../support/console.js';
+import { CONSOLE_CSP, consoleClient, expectConsolePageHeaders } from '../support/console.js';
 import { createTestDatabase, describeEachDatabase, TestDatabase } from '../support/databases.js';
 import { expectErrorBody } from '../support/error-body.js';
 
@@ -46,11 +46,7 @@ describeEachDatabase('console sessions on %s', (kind) => {
   it('shows the sign-in form with the console’s headers', async () => {
     const res = await console_.agent().get('/admin/sign-in');
     expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['referrer-policy']).toBe('same-origin');
-    expect(res.headers['cache-control']).toBe('no-store');
+    expectConsolePageHeaders(res);
     expect(res.text).toContain('<input id="token" name="token" type="password"');
     expect(res.text).toMatch(/<button type="submit">Sign in<\/button>/);
     expect(res.text).not.toMatch(/<script>|style="|\son[a-z]+=/);

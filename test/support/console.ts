@@ -6,6 +6,15 @@ import { AdminServer } from '../../src/admin/admin.server.js';
 export const CONSOLE_CSP =
   "default-src 'self';script-src 'self';style-src 'self';img-src 'self' data:;frame-ancestors 'none';object-src 'none';base-uri 'none';form-action 'self'";
 
+/** The headers every console page is sent with: HTML, the console's policy, never cached. */
+export function expectConsolePageHeaders(res: { headers: Record<string, unknown> }): void {
+  expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+  expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+  expect(res.headers['x-content-type-options']).toBe('nosniff');
+  expect(res.headers['referrer-policy']).toBe('same-origin');
+  expect(res.headers['cache-control']).toBe('no-store');
+}
+
 /** A browser on the admin listener's console: its origin, and requests carrying a session cookie. */
 export function consoleClient(app: NestExpressApplication) {
   const origin = () => `http://127.0.0.1:${app.get(AdminServer).port()}`;
