@@ -406,9 +406,11 @@ ${keyFields(values)}
   ): Promise<Html> {
     const now = this.clock.now();
     const state = keyState(info, now);
+    const week = { from: new Date(now.getTime() - 7 * DAY_MS), to: now };
+    const ninetyDays = { from: new Date(now.getTime() - 90 * DAY_MS), to: now };
     const [hourly, daily, entries] = await Promise.all([
-      this.usage.usageByOperation(info.id, periodsOf(new Date(now.getTime() - 7 * DAY_MS), now, 'hour')),
-      this.usage.usageByOperation(info.id, periodsOf(new Date(now.getTime() - 90 * DAY_MS), now, 'day')),
+      this.usage.usageByOperation(info.id, periodsOf(week.from, now, 'hour')),
+      this.usage.usageByOperation(info.id, periodsOf(ninetyDays.from, now, 'day')),
       this.audit.page(20, undefined, { keyId: info.id }),
     ]);
     const body = markup`${notice(shown.notice)}
@@ -422,7 +424,7 @@ ${figureTable({
   chartLabel: `Usage of key ${info.name}: requests, 429s and operations per hour over the last 7 days`,
   columns: KEY_USAGE_COLUMNS,
   rows: byPeriod(hourly ?? []),
-  range: { from: new Date(now.getTime() - 7 * DAY_MS), to: now },
+  range: week,
 })}
 <h2>Usage per day, last 90 days</h2>
 ${figureTable({
@@ -432,7 +434,7 @@ ${figureTable({
   columns: KEY_USAGE_COLUMNS,
   rows: byPeriod(daily ?? []),
   daily: true,
-  range: { from: new Date(now.getTime() - 90 * DAY_MS), to: now },
+  range: ninetyDays,
 })}
 ${state === 'revoked' || state === 'expired' ? markup`<p>This key is ${state}: it takes no change.</p>` : this.keyActions(info, shown.values)}
 <h2>Audit entries</h2>
