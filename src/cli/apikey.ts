@@ -1,5 +1,8 @@
 import 'reflect-metadata';
+import { compileEmbeddedForShortRun } from '../database/embedded-database.js';
 import { runApiKeyTool } from './apikey.command.js';
+
+compileEmbeddedForShortRun();
 
 // Entry point of `npm run apikey -- …`; the tool itself is in apikey.command.ts.
 runApiKeyTool(process.argv.slice(2)).then(

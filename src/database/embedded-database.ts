@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { setFlagsFromString } from 'node:v8';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { DatabaseConfig } from '../config/database.config.js';
 import { acquireDataDirLock, DataDirLock } from './data-dir-lock.js';
@@ -19,6 +20,17 @@ export const EMBEDDED_START_PARAMS: readonly string[] = ['-c', 'shared_buffers=3
 
 /** The extensions the migrations create, which PGlite loads only when given them (pg_trgm: the key search's index). */
 export const EMBEDDED_EXTENSIONS = { pg_trgm };
+
+/**
+ * For the commands that open the embedded database for a second or so (the key tool, the
+ * migrator), called before it opens. Node 20 compiles PGlite's WebAssembly with V8's optimising
+ * compiler as well as its baseline one at every start, in background threads, which costs such a
+ * run more CPU than all its other work; there the baseline compiler alone is used. Later Node
+ * versions compile on demand and are left as they are; the server, which runs for days, always is.
+ */
+export function compileEmbeddedForShortRun(): void {
+  if (process.versions.node.startsWith('20.')) setFlagsFromString('--liftoff-only');
+}
 
 /** The embedded PGlite in DATA_DIR, locked for this process and migrated on open. */
 export async function openEmbedded(

@@ -1,6 +1,6 @@
 import { databaseConfig, describeDatabaseUrl, migrationConfig } from '../config/database.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
-import { migrateEmbedded } from './embedded-database.js';
+import { compileEmbeddedForShortRun, migrateEmbedded } from './embedded-database.js';
 import type { MigrationResult } from './migrator.js';
 import { migratePostgres } from './pg-database.js';
 
@@ -40,6 +40,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
+compileEmbeddedForShortRun();
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
