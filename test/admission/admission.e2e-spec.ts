@@ -1,4 +1,4 @@
-import { TEST_ACTOR } from '../support/api-keys.js';
+import { insertApiKeys, TEST_ACTOR } from '../support/api-keys.js';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { generateApiKey } from '../../src/api-keys/api-key-format.js';
 import { AuditLogRepository } from '../../src/audit/audit-log.repository.js';
@@ -95,13 +95,11 @@ describe.each(BACKENDS)('admission on %s', (backend) => {
     async (count) => {
       const clock = new FakeClock(new Date(`2026-11-22T1${count === 100 ? 2 : 3}:00:05Z`));
       const { app, url } = await instance(clock);
-      const keys: string[] = [];
-      for (let i = 0; i < count; i += 50) {
-        const batch = Math.min(50, count - i);
-        keys.push(
-          ...(await Promise.all(Array.from({ length: 2 * batch }, (_, j) => issue(app, clock, j % 2 === 0 ? 1 : 2)))),
-        );
-      }
+      // Alternating formats: version 1 (no checksum secret) and version 2.
+      const formats = Array.from({ length: 2 * count }, (_, i) => ({
+        checksumSecret: i % 2 === 0 ? undefined : SECRET,
+      }));
+      const keys = await insertApiKeys(app, formats, clock.now());
       const results = await flood(url, keys.length, 64, (i) => from(NAT, keys[i]));
       expect(results.map(outcome)).toEqual(Array(keys.length).fill('200'));
       expect(new Set(results.map((r) => r.headers.get('x-ratelimit-limit')))).toEqual(new Set(['1000']));
