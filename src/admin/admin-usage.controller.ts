@@ -5,14 +5,8 @@ import { ApiError } from '../errors/api-error.js';
 import { AdminErrorResponses } from '../errors/api-responses.decorator.js';
 import { PureQuery } from '../http/api-validation.pipe.js';
 import { USAGE_OPERATIONS, type UsageOperation } from '../usage/usage-counts.js';
-import {
-  DEFAULT_TOP_KEYS,
-  GRANULARITIES,
-  MAX_TOP_KEYS,
-  parseUsageQuery,
-  UsageQueryError,
-  UsageService,
-} from '../usage/usage.service.js';
+import { GRANULARITIES, parseUsageQuery, UsageQueryError } from '../usage/usage-query.js';
+import { DEFAULT_TOP_KEYS, MAX_TOP_KEYS, UsageService } from '../usage/usage.service.js';
 import { ID_PARAM, keyId } from './admin-keys.controller.js';
 import { ADMIN_BEARER_SCHEME, ADMIN_BASE_PATH } from './admin-paths.js';
 

@@ -5,7 +5,7 @@ import { PLANS, type Plan } from '../api-keys/plans.js';
 import { MAX_CUSTOM_LIMIT } from '../api-keys/plans.js';
 import type { Scope } from '../api-keys/scopes.js';
 import { parseRfc3339DateTime } from '../time/rfc3339.js';
-import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage.service.js';
+import { parseUsageQuery, UsageQueryError, type UsageQuery } from '../usage/usage-query.js';
 
 /** The key tool's command line: what it accepts (USAGE) and what it asks for (Command). */
 export const USAGE = `Usage: npm run apikey -- <command> [options]

@@ -15,7 +15,8 @@ import { PrismaService } from '../database/prisma.service.js';
 import type { RuntimeConfig } from '../config/runtime.config.js';
 import type { WebhooksConfig } from '../config/webhooks.config.js';
 import { KeyUsageRepository } from '../usage/key-usage.repository.js';
-import { UsageService, type UsagePeriod, type UsageQuery } from '../usage/usage.service.js';
+import type { UsageQuery } from '../usage/usage-query.js';
+import { UsageService, type UsagePeriod } from '../usage/usage.service.js';
 import { toolKeyEventSink } from '../webhooks/tool-key-events.js';
 import type { Command } from './apikey.args.js';
 

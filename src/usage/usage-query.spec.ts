@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { MAX_USAGE_PERIODS, parseUsageQuery, UsageQueryError } from './usage.service.js';
+import { MAX_USAGE_PERIODS, parseUsageQuery, UsageQueryError } from './usage-query.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
