@@ -5,8 +5,7 @@ import { webhooksConfig } from '../config/webhooks.config.js';
 import { EX_CONFIG, loadConfigOrReport } from '../config/exit-on-config-error.js';
 import { escapeUnsafeText } from '../http/names.js';
 import { Command, parseCommand, USAGE, UsageError } from './apikey.args.js';
-import { ACTOR_NAME, cliActor, KeyStore, openKeyStore, perform } from './apikey.operations.js';
-import { explainFailure, explainOpenFailure, render } from './apikey.output.js';
+import type { KeyStore } from './apikey.operations.js';
 
 /** Where the tool writes, and the environment it reads its configuration from. */
 export interface Io {
@@ -49,6 +48,10 @@ export async function runApiKeyTool(argv: string[], io: Io = processIo): Promise
     io.out(USAGE);
     return 0;
   }
+  // What does the work (the services, the database drivers) is loaded only now: a usage error and
+  // --help answer at once.
+  const { ACTOR_NAME, cliActor, openKeyStore, perform } = await import('./apikey.operations.js');
+  const { explainFailure, explainOpenFailure, render } = await import('./apikey.output.js');
   // Who runs the tool, for the audit log: read by the tool alone, never by the server.
   const actorName = io.env.APIKEY_ACTOR === '' ? undefined : io.env.APIKEY_ACTOR;
   if (actorName !== undefined && !ACTOR_NAME.test(actorName)) {
