@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createApp } from './app.factory.js';
 import { CONFIG_SLICES } from './config/config.js';
 import { EX_CONFIG, loadConfigOrReport } from './config/exit-on-config-error.js';
 import { onShutdownSignals } from './lifecycle/graceful-shutdown.js';
@@ -10,6 +9,8 @@ async function bootstrap(): Promise<void> {
   // until the whole configuration is valid.
   const config = await loadConfigOrReport(CONFIG_SLICES);
   if (!config) process.exit(EX_CONFIG);
+  // The app's modules are loaded only now: a refused configuration is answered without them.
+  const { createApp } = await import('./app.factory.js');
   const app = await createApp({ config });
   onShutdownSignals(app, config.shutdown);
   const { host, port } = config.server;
