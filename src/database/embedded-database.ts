@@ -23,10 +23,9 @@ export const EMBEDDED_EXTENSIONS = { pg_trgm };
 
 /**
  * For the commands that open the embedded database for a second or so (the key tool, the
- * migrator), called before it opens. Node 20 compiles PGlite's WebAssembly with V8's optimising
- * compiler as well as its baseline one at every start, in background threads, which costs such a
- * run more CPU than all its other work; there the baseline compiler alone is used. Later Node
- * versions compile on demand and are left as they are; the server, which runs for days, always is.
+ * migrator), called before it opens: on Node 20, PGlite's WebAssembly is compiled by V8's
+ * baseline compiler only (`--liftoff-only`), which costs such a run less CPU than V8's default
+ * of optimising it too. Other Node versions, and the server, keep V8's defaults.
  */
 export function compileEmbeddedForShortRun(): void {
   if (process.versions.node.startsWith('20.')) setFlagsFromString('--liftoff-only');
