@@ -1,7 +1,7 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { watchChild } from './child-process.js';
+import { isRunning, watchChild } from './child-process.js';
 import { freePort } from './local-servers.mjs';
 import { waitFor } from './wait-for.js';
 
@@ -23,27 +23,32 @@ function newestSourceMtime(dir = 'src'): number {
   return newest;
 }
 
-/** Compiles the service unless this source state is built already; returns its main.js. */
+/** Blocks the thread for `ms` (buildService is synchronous: suites call it at module scope too). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Compiles the service unless this source state is built already; returns its main.js. Jest
+ * workers and processes side by side (CI runs Node 20 and Node 24 at once) compile each state
+ * once: the first takes `<state>.lock` (holding its pid) and the others wait for the build, or
+ * take the lock over when its process has died.
+ */
 export function buildService(): string {
   const state = String(Math.trunc(newestSourceMtime()));
   const dir = path.join(BUILDS, state);
-  if (!existsSync(dir)) {
-    // Jest processes side by side (CI runs Node 20 and Node 24 at once) may both get here: each
-    // compiles into a directory of its own, renamed into place in one step; the first one wins.
-    const building = `${dir}.building-${process.pid}`;
-    rmSync(building, { recursive: true, force: true });
-    execFileSync(
-      process.execPath,
-      ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', building],
-      {
-        stdio: 'inherit',
-      },
-    );
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + 300_000;
+  while (!existsSync(dir)) {
+    if (!takeLock(lock)) {
+      waitOnHolder(lock, deadline);
+      continue;
+    }
     try {
-      renameSync(building, dir);
-    } catch (err) {
-      if (!existsSync(dir)) throw err;
-      rmSync(building, { recursive: true, force: true });
+      // Built by another process between the check above and the lock.
+      if (!existsSync(dir)) compileInto(dir);
+    } finally {
+      rmSync(lock, { force: true });
     }
     // Builds of earlier source states are of no more use (best effort: one may be in use).
     for (const old of readdirSync(BUILDS)) {
@@ -51,6 +56,50 @@ export function buildService(): string {
     }
   }
   return path.join(dir, 'main.js');
+}
+
+function takeLock(lock: string): boolean {
+  mkdirSync(path.dirname(lock), { recursive: true });
+  try {
+    writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/** Waits a moment for the lock's holder, or removes the lock when its process has died. */
+function waitOnHolder(lock: string, deadline: number): void {
+  let holder: number;
+  try {
+    // An empty lock is one being written: its holder is alive.
+    holder = Number(readFileSync(lock, 'utf8') || 0);
+  } catch {
+    return; // released meanwhile
+  }
+  if (holder && !isRunning(holder)) rmSync(lock, { force: true });
+  else if (Date.now() > deadline) throw new Error(`the build behind ${lock} (process ${holder}) took over 300 s`);
+  else sleepSync(200);
+}
+
+/** tsc with the build's tsconfig into a directory of its own, renamed into place in one step. */
+function compileInto(dir: string): void {
+  const building = `${dir}.building-${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  execFileSync(
+    process.execPath,
+    ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', building],
+    {
+      stdio: 'inherit',
+    },
+  );
+  try {
+    renameSync(building, dir);
+  } catch (err) {
+    if (!existsSync(dir)) throw err;
+    rmSync(building, { recursive: true, force: true });
+  }
 }
 
 export { freePort };
