@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -14,6 +14,7 @@ import {
 } from '../support/key-tool.js';
 import { waitFor } from '../support/wait-for.js';
 import { createTestDatabase, describeEachDatabase, describeIfPostgres, TestDatabase } from '../support/databases.js';
+import { scratchDir } from '../support/scratch.js';
 
 /*
  * The key tool refusing: what a key cannot have, bad arguments (before any database opens), the
@@ -280,7 +281,7 @@ describe('the apikey tool beside a server on the embedded DATA_DIR', () => {
   let server: RunningService | undefined;
 
   beforeAll(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'animal-store-apikey-'));
+    dir = scratchDir('animal-store-apikey');
   });
 
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { buildService, RunningService, startService } from '../support/built-service.js';
+import { scratchDir } from '../support/scratch.js';
 
 /*
  * The README's shell examples, run as written on a fresh embedded instance of the built service,
@@ -87,7 +87,7 @@ describe('the README, run as written on a fresh embedded instance', () => {
   let svc: RunningService | undefined;
 
   beforeAll(() => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'readme-'));
+    dataDir = scratchDir('readme');
   });
 
   afterAll(async () => {

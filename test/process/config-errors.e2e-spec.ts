@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildService, freePort } from '../support/built-service.js';
+import { scratchDir } from '../support/scratch.js';
 
 /**
  * The built entry points (server, migrate command, key tool) as an operator starts them, with
@@ -63,7 +63,7 @@ let port: number;
 
 beforeAll(async () => {
   buildService();
-  scratch = mkdtempSync(path.join(tmpdir(), 'animal-store-config-'));
+  scratch = scratchDir('animal-store-config');
   port = await freePort();
 }, 180_000);
 

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig, AppConfig } from '../../src/config/config.js';
 import { openEmbedded } from '../../src/database/embedded-database.js';
 import { migratePostgres } from '../../src/database/pg-database.js';
 import { describeIf } from './describe-if.js';
+import { scratchDir } from './scratch.js';
 
 /**
  * The databases the HTTP tests run against: always the embedded default (a fresh DATA_DIR),
@@ -70,7 +70,7 @@ export async function createTestDatabase(
   options: { migrate?: boolean } = {},
 ): Promise<TestDatabase> {
   if (kind === 'embedded') {
-    const dir = mkdtempSync(path.join(tmpdir(), 'animal-store-test-'));
+    const dir = scratchDir('animal-store-test');
     if (options.migrate !== false) cpSync(await migratedDataDir(), dir, { recursive: true });
     const env = { ...TEST_ENV, DATA_DIR: dir };
     return {
