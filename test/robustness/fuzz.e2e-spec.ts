@@ -19,7 +19,7 @@ import {
   petIdSegment,
   queryTarget,
   validPetText,
-} from '../support/arbitraries.js';
+} from '../support/request-arbitraries.js';
 import { idempotencyKeyLine } from '../support/idempotency.js';
 
 /**
