@@ -19,7 +19,8 @@ export const LOCK_FILE = 'animal-store.lock';
 /** How long start-up waits for another process to release DATA_DIR before refusing. */
 export const DATA_DIR_LOCK_WAIT_MS = 3000;
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (one of another user counts). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,7 +1,8 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { isRunning, watchChild } from './child-process.js';
+import { acquireDataDirLock, DataDirLock, DataDirLockedError } from '../../src/database/data-dir-lock.js';
+import { watchChild } from './child-process.js';
 import { freePort } from './local-servers.mjs';
 import { waitFor } from './wait-for.js';
 
@@ -31,56 +32,38 @@ function sleepSync(ms: number): void {
 /**
  * Compiles the service unless this source state is built already; returns its main.js. Jest
  * workers and processes side by side (CI runs Node 20 and Node 24 at once) compile each state
- * once: the first takes `<state>.lock` (holding its pid) and the others wait for the build, or
- * take the lock over when its process has died.
+ * once: the first takes the embedded database's pid lock on `<state>.lock` and the others wait
+ * for the build, or take the lock over when its process has died.
  */
 export function buildService(): string {
   const state = String(Math.trunc(newestSourceMtime()));
   const dir = path.join(BUILDS, state);
-  const lock = `${dir}.lock`;
   const deadline = Date.now() + 300_000;
   while (!existsSync(dir)) {
-    if (!takeLock(lock)) {
-      waitOnHolder(lock, deadline);
+    let lock: DataDirLock;
+    try {
+      lock = acquireDataDirLock(`${dir}.lock`, 'test build');
+    } catch (err) {
+      if (!(err instanceof DataDirLockedError)) throw err;
+      if (Date.now() > deadline) throw new Error(`another process has been building ${dir} for 300 s`, { cause: err });
+      sleepSync(200);
       continue;
     }
     try {
       // Built by another process between the check above and the lock.
       if (!existsSync(dir)) compileInto(dir);
     } finally {
-      rmSync(lock, { force: true });
+      lock.release();
     }
-    // Builds of earlier source states are of no more use (best effort: one may be in use).
+    // Builds of earlier source states, and their lock folders, are of no more use (best effort:
+    // one may be in use).
     for (const old of readdirSync(BUILDS)) {
-      if (old !== state && /^\d+$/.test(old)) rmSync(path.join(BUILDS, old), { recursive: true, force: true });
+      const oldState = /^(\d+)(\.lock)?$/.exec(old)?.[1];
+      if (oldState !== undefined && oldState !== state)
+        rmSync(path.join(BUILDS, old), { recursive: true, force: true });
     }
   }
   return path.join(dir, 'main.js');
-}
-
-function takeLock(lock: string): boolean {
-  mkdirSync(path.dirname(lock), { recursive: true });
-  try {
-    writeFileSync(lock, String(process.pid), { flag: 'wx' });
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-}
-
-/** Waits a moment for the lock's holder, or removes the lock when its process has died. */
-function waitOnHolder(lock: string, deadline: number): void {
-  let holder: number;
-  try {
-    // An empty lock is one being written: its holder is alive.
-    holder = Number(readFileSync(lock, 'utf8') || 0);
-  } catch {
-    return; // released meanwhile
-  }
-  if (holder && !isRunning(holder)) rmSync(lock, { force: true });
-  else if (Date.now() > deadline) throw new Error(`the build behind ${lock} (process ${holder}) took over 300 s`);
-  else sleepSync(200);
 }
 
 /** tsc with the build's tsconfig into a directory of its own, renamed into place in one step. */

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isRunning } from './child-process.js';
+import { alive } from '../../src/config/data-dir.js';
 
 /**
  * Where suites make their databases and data directories. Each embedded test database is a copy
@@ -22,24 +22,25 @@ function scratchRoot(): string {
   try {
     const fs = statfsSync(MEMORY_FS);
     if (fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= MIN_FREE_BYTES) {
-      root = path.join(MEMORY_FS, 'animal-store-tests');
-      mkdirSync(root, { recursive: true });
-      removeOrphans(root);
+      const inMemory = path.join(MEMORY_FS, 'animal-store-tests');
+      mkdirSync(inMemory, { recursive: true });
+      removeOrphans(inMemory);
+      root = inMemory;
     }
   } catch {
-    // No /dev/shm (macOS, Windows): the temporary directory it is.
+    // No /dev/shm (macOS, Windows), or not writable: the temporary directory it is.
   }
   return root;
 }
 
 /**
- * Memory is not freed by a reboot-less machine the way a disk's temporary files are forgotten:
- * directories left by a test process that was killed (named with its pid) are removed here.
+ * Removes the directories of test processes that were killed before cleaning up (each name holds
+ * its process's pid): on tmpfs they would hold memory until the machine restarts.
  */
 function removeOrphans(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = Number(/-p(\d+)-/.exec(name)?.[1]);
-    if (pid && !isRunning(pid)) rmSync(path.join(dir, name), { recursive: true, force: true });
+    if (pid && !alive(pid)) rmSync(path.join(dir, name), { recursive: true, force: true });
   }
 }
 
