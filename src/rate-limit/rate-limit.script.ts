@@ -27,6 +27,9 @@ import { LEASE_HEADROOM, LEASE_MS } from './redis-leases.js';
  * reach it while a lease lasts, the grant falls to 1, which is the exact per-request decision.
  * Each window's `refund` first gives back the unspent counts of the caller's ended lease, for
  * the windows that lease was taken in.
+ *
+ * A ban, as it starts, is published on the ban channel (BanChannel) as `ban:<subject>`, in the
+ * same atomic step: every instance listening drops its lease of the subject.
  */
 export const RATE_LIMIT_SCRIPT = `
 local banKey = KEYS[#KEYS]
@@ -40,6 +43,8 @@ local headroom = tonumber(ARGV[7])
 local leaseMs = tonumber(ARGV[8])
 local persistent = ARGV[9] == '1'
 local longestWindowMs = tonumber(ARGV[10])
+local channel = ARGV[11 + 4 * n]
+local subject = ARGV[12 + 4 * n]
 local limits, starts, resets, counts, current = {}, {}, {}, {}, {}
 for i = 1, n do
   local at = 10 + 4 * (i - 1)
@@ -99,6 +104,7 @@ if rejected > threshold then
   else
     redis.call('SET', banKey, string.format('%d', bannedUntil), 'PX', banMs + longestWindowMs + 86400000 + grace)
   end
+  if channel ~= '' then redis.call('PUBLISH', channel, 'ban:' .. subject) end
   return {3, bannedUntil, unpack(counts)}
 end
 return {1, 0, unpack(counts)}
@@ -139,12 +145,15 @@ export function rateLimitKeys(prefix: string, request: ConsumeRequest): string[]
 
 /**
  * RATE_LIMIT_SCRIPT's arguments for one request: a lease of up to `leaseMax` counts asked for
- * (1: the request alone), and per window the counts of an ended lease given back (`refunds`).
+ * (1: the request alone) to live `leaseMs`, per window the counts of an ended lease given back
+ * (`refunds`), and the channel a ban is published on ('': none).
  */
 export function rateLimitArgs(
   request: ConsumeRequest,
   leaseMax = 1,
   refunds: readonly number[] = [],
+  leaseMs = LEASE_MS,
+  banChannel = '',
 ): (string | number)[] {
   return [
     request.nowMs,
@@ -154,7 +163,7 @@ export function rateLimitArgs(
     EXPIRY_GRACE_MS,
     leaseMax,
     LEASE_HEADROOM,
-    LEASE_MS,
+    leaseMs,
     // API keys' counters never expire: bounded by the keys issued, and never evicted.
     request.subject.startsWith('key:') ? 1 : 0,
     Math.max(...request.windows.map((w) => w.ttlMs)),
@@ -164,5 +173,7 @@ export function rateLimitArgs(
       windowReset(request.nowMs, w.ttlMs),
       refunds[i] ?? 0,
     ]),
+    banChannel,
+    request.subject,
   ];
 }

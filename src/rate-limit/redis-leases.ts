@@ -4,20 +4,29 @@ import { ConsumeRequest, ConsumeResult, windowReset, windowStart } from './rate-
 /**
  * Leases (see RATE_LIMIT_SCRIPT) spare most requests of a busy key a round trip to Redis
  * (bench scenario listPetsManyKeys). A subject whose every window
- * allows at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most
- * LEASE_MS: first 2, then twice what its last lease spent per LEASE_MS (so a lease follows the
+ * allows at least LEASE_MIN_LIMIT takes counts ahead and spends them here, for at most its
+ * lifetime: first 2, then twice what its last lease spent per lifetime (so a lease follows the
  * subject's pace on this instance), up to LEASE_MAX, and never more than a LEASE_HEADROOM-th of
  * a window's room or more than would leave the subject's pace short of room while the lease
  * lasts. Smaller windows (the free plan's 60 a minute, an address's requests) are decided in
  * Redis request by request.
+ * A lease lives LEASE_MS, or LONG_LEASE_MS when it was granted while this instance heard the
+ * ban channel (BanChannel) and the channel has been heard ever since (the same `epoch`): a ban
+ * then reaches this instance on the channel, which drops the subject's lease, instead of at the
+ * lease's end. Keys spending a few requests a second, most of production's, then need Redis
+ * about once per LEASE_MAX-or-headroom counts instead of every LEASE_MS.
  * What a lease costs in exactness: the X-RateLimit-Remaining another instance reports counts
  * this instance's unspent counts as used (until the lease has ended and the subject next needs
  * Redis here, which gives them back), and a ban set by another instance is seen here once the
- * lease ends. No window ever admits more than its limit.
+ * channel delivers it, or once the lease ends when the channel was not heard. No window ever
+ * admits more than its limit.
  */
 export const LEASE_MAX = 64;
 export const LEASE_HEADROOM = 50;
 export const LEASE_MS = 5_000;
+export const LONG_LEASE_MS = 30_000;
+/** The epoch of a lease granted while the ban channel was not heard: never long. */
+export const UNHEARD = -1;
 export const LEASE_MIN_LIMIT = 200;
 /** What a subject without a recent lease on this instance asks for. */
 const FIRST_LEASE = 2;
@@ -33,8 +42,10 @@ export interface Lease {
   base: number[];
   granted: number;
   used: number;
-  /** When it was granted; it ends LEASE_MS later. */
+  /** When it was granted; it ends LEASE_MS later, or LONG_LEASE_MS while its epoch is current. */
   grantedAtMs: number;
+  /** The ban channel's epoch it was granted in (UNHEARD: the channel was not heard). */
+  epoch: number;
 }
 
 /**
@@ -52,9 +63,9 @@ export class Leases {
    * The request counted on its subject's lease, when one is held with counts left, has not ended
    * and was taken in the request's windows; else undefined (the request goes to Redis).
    */
-  spend(request: ConsumeRequest): ConsumeResult | undefined {
+  spend(request: ConsumeRequest, epoch: number): ConsumeResult | undefined {
     const lease = this.held.peek(request.subject);
-    if (lease !== undefined && spendable(lease, request)) {
+    if (lease !== undefined && spendable(lease, request, epoch)) {
       lease.used += 1;
       return leased(request, lease);
     }
@@ -66,16 +77,21 @@ export class Leases {
    * window, the count a lease it would spend from reports (`leased`), or else what it would give
    * back to Redis of an ended lease first (`refunds`, zeros when none is held).
    */
-  pending(request: ConsumeRequest): { leased: number[] } | { refunds: number[] } {
+  pending(request: ConsumeRequest, epoch: number): { leased: number[] } | { refunds: number[] } {
     const lease = this.held.peek(request.subject);
     if (lease === undefined) return { refunds: request.windows.map(() => 0) };
-    if (spendable(lease, request)) return { leased: lease.base.map((b) => b + lease.used) };
+    if (spendable(lease, request, epoch)) return { leased: lease.base.map((b) => b + lease.used) };
     return { refunds: unspent(lease, request) };
   }
 
   /** The subject's lease, spent or not. */
   peek(subject: string): Lease | undefined {
     return this.held.peek(subject);
+  }
+
+  /** Forgets the subject's lease, counts unspent and all (the subject was banned). */
+  drop(subject: string): void {
+    this.held.delete(subject);
   }
 
   /** Forgets an ended lease; per window of the request, what it leaves unspent to give back. */
@@ -96,10 +112,11 @@ export class Leases {
 
   /**
    * Records what the script granted an allowed request: `granted` counts, with `counts` each
-   * window's count after them. More than 1 is a lease, held from the request's instant and
-   * returned with this request spent from it; 1 marks the subject full in these windows.
+   * window's count after them. More than 1 is a lease, held from the request's instant in the
+   * ban channel's `epoch`, and returned with this request spent from it; 1 marks the subject
+   * full in these windows.
    */
-  granted(request: ConsumeRequest, granted: number, counts: readonly number[]): Lease | undefined {
+  granted(request: ConsumeRequest, granted: number, counts: readonly number[], epoch: number): Lease | undefined {
     if (granted <= 1) {
       this.full.set(request.subject, windowsKey(request));
       return undefined;
@@ -112,6 +129,7 @@ export class Leases {
       granted,
       used: 1,
       grantedAtMs: request.nowMs,
+      epoch,
     };
     this.held.set(request.subject, lease);
     return lease;
@@ -123,9 +141,18 @@ export class Leases {
   }
 }
 
+/** How long a lease lives, the ban channel being in `epoch` now (UNHEARD: not heard). */
+export function leaseLifetime(lease: Lease, epoch: number): number {
+  return lease.epoch !== UNHEARD && lease.epoch === epoch ? LONG_LEASE_MS : LEASE_MS;
+}
+
 /** Whether the request can be counted on this lease: counts left, not ended, taken in its windows. */
-function spendable(lease: Lease, request: ConsumeRequest): boolean {
-  return lease.used < lease.granted && request.nowMs < lease.grantedAtMs + LEASE_MS && sameWindows(lease, request);
+function spendable(lease: Lease, request: ConsumeRequest, epoch: number): boolean {
+  return (
+    lease.used < lease.granted &&
+    request.nowMs < lease.grantedAtMs + leaseLifetime(lease, epoch) &&
+    sameWindows(lease, request)
+  );
 }
 
 /** Whether a lease was taken in the request's current windows, at their current limits. */
@@ -139,14 +166,14 @@ function sameWindows(lease: Lease, request: ConsumeRequest): boolean {
 }
 
 /**
- * Counts to ask for after `last`: twice what it spent, scaled to a lease's lifetime by the time
- * it lasted (until spent, or until it ran out), so a subject spending fast here takes more at
- * once and a slow one holds few counts that others cannot use.
+ * Counts to ask for after `last`: twice what it spent, scaled to the next lease's lifetime
+ * (`lifetimeMs`) by the time it lasted (until spent, or until it ran out), so a subject
+ * spending fast here takes more at once and a slow one holds few counts that others cannot use.
  */
-export function leaseAsk(last: Lease | undefined, nowMs: number): number {
+export function leaseAsk(last: Lease | undefined, nowMs: number, lifetimeMs = LEASE_MS, epoch = UNHEARD): number {
   if (last === undefined) return FIRST_LEASE;
-  const lastedMs = Math.max(1, Math.min(nowMs - last.grantedAtMs, LEASE_MS));
-  return Math.min(LEASE_MAX, Math.max(FIRST_LEASE, Math.ceil((2 * last.used * LEASE_MS) / lastedMs)));
+  const lastedMs = Math.max(1, Math.min(nowMs - last.grantedAtMs, leaseLifetime(last, epoch)));
+  return Math.min(LEASE_MAX, Math.max(FIRST_LEASE, Math.ceil((2 * last.used * lifetimeMs) / lastedMs)));
 }
 
 /** Per window of the request, what an ended lease did not spend when it was taken in that window, else 0. */

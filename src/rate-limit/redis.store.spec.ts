@@ -7,7 +7,8 @@ import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
 import { RATE_LIMIT_SCRIPT } from './rate-limit.script.js';
-import { LEASE_HEADROOM, LEASE_MAX, LEASE_MS } from './redis-leases.js';
+import { LEASE_HEADROOM, LEASE_MAX, LONG_LEASE_MS } from './redis-leases.js';
+import { waitFor } from '../../test/support/wait-for.js';
 import { RedisRateLimitStore } from './redis.store.js';
 
 const REDIS_URL = redisUrl();
@@ -179,7 +180,8 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     it('give back what an ended lease did not spend, and ask for twice what it spent', async () => {
       await store.consume(req('key:refund', T));
       expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe('2');
-      const later = await store.consume(req('key:refund', T + LEASE_MS)); // same minute, lease over
+      // The ban channel is heard (the store waits for it to start): the lease lives long.
+      const later = await store.consume(req('key:refund', T + LONG_LEASE_MS)); // same minute, lease over
       expect(later.windows[0].count).toBe(2);
       // 1 given back, 2 taken: the last lease spent 1 in its whole lifetime.
       expect(await admin.hget(store.keysOf(req('key:refund', T))[0], 'c')).toBe('3');
@@ -246,6 +248,35 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
         }
         expect(allowed[0] + allowed[1]).toBe(700);
         expect(await admin.hget(store.keysOf(req('key:near', T, windows))[0], 'c')).toBe('700');
+      } finally {
+        await other.onModuleDestroy();
+      }
+    });
+
+    it('end at once on every instance when any instance bans the subject (the ban channel)', async () => {
+      const other = newStore();
+      await other.onModuleInit();
+      try {
+        const windows: WindowSpec[] = [{ name: 'minute', ttlMs: MINUTE, limit: 1_000_000 }];
+        const asked = (nowMs: number, banThreshold = 20): ConsumeRequest => ({
+          subject: 'key:banned-elsewhere',
+          nowMs,
+          windows,
+          banThreshold,
+          banMs: 90_000,
+        });
+        // `other` holds a lease of LEASE_MAX counts, of which it has spent 2.
+        for (let i = 0; i < 3; i++) expect((await other.consume(asked(T))).outcome).toBe('allowed');
+        expect((await other.peek(asked(T))).bannedUntilMs).toBeUndefined();
+        // The window fills up elsewhere, and `store` bans the key at its first refusal.
+        await admin.hset(store.keysOf(asked(T))[0], 'c', '1000000');
+        const refused = await store.consume(asked(T + 1_000, 0));
+        expect(refused).toMatchObject({ outcome: 'banned', banStarted: true });
+        // `other` drops its lease on hearing the ban, long before the lease would end.
+        await waitFor(async () => (await other.peek(asked(T + 1_000))).bannedUntilMs !== undefined, {
+          what: "the ban to end other's lease",
+        });
+        expect((await other.consume(asked(T + 1_000))).outcome).toBe('banned');
       } finally {
         await other.onModuleDestroy();
       }

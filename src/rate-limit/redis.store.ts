@@ -13,7 +13,8 @@ import {
   rateLimitKeys,
   type WithRateLimitScript,
 } from './rate-limit.script.js';
-import { leaseAsk, leased, Leases, type Lease } from './redis-leases.js';
+import { BanChannel } from './ban-channel.js';
+import { LEASE_MS, leaseAsk, leased, Leases, LONG_LEASE_MS, UNHEARD, type Lease } from './redis-leases.js';
 
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
 const RETRY_AFTER_FAILURE_MS = 1_000;
@@ -50,6 +51,8 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   private readonly leases = new Leases();
   /** Subjects whose lease request is in flight, settled when it is over (with or without a lease). */
   private readonly leasing = new Map<string, Promise<void>>();
+  /** Bans as any instance starts them: each drops this instance's lease of the subject. */
+  private readonly bans: BanChannel;
 
   /** The memory store that decides while Redis cannot; made at its first use (see `fallback`). */
   private fallbackStore?: MemoryRateLimitStore;
@@ -82,6 +85,13 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     // ioredis keeps track per socket, so a node that restarted or was promoted gets it again.
     this.redis.defineCommand('rateLimit', { lua: RATE_LIMIT_SCRIPT });
     this.redis.defineCommand('rateLimitPeek', { lua: RATE_LIMIT_PEEK_SCRIPT });
+    this.bans = new BanChannel({
+      target: options.target,
+      name: `${options.prefix}bans`,
+      connectTimeoutMs: options.connectTimeoutMs,
+      publish: (channel, message) => this.redis.publish(channel, message),
+      onBan: (subject) => this.leases.drop(subject),
+    });
   }
 
   /**
@@ -94,6 +104,10 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   }
 
   private async start(): Promise<void> {
+    await Promise.all([this.connect(), this.bans.start()]);
+  }
+
+  private async connect(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('connect timeout')), this.options.connectTimeoutMs);
@@ -113,6 +127,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   }
 
   private async stop(): Promise<void> {
+    await this.bans.stop();
     if (this.redis.status === 'ready') {
       try {
         await this.redis.quit();
@@ -130,7 +145,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
   }
 
   consume(request: ConsumeRequest): ConsumeResult | Promise<ConsumeResult> {
-    return this.leases.spend(request) ?? this.decide(request, this.leases.peek(request.subject));
+    return this.leases.spend(request, this.bans.epoch) ?? this.decide(request, this.leases.peek(request.subject));
   }
 
   /**
@@ -139,7 +154,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
    * would first give back of its ended lease. While Redis cannot answer, the fallback's.
    */
   async peek(request: ConsumeRequest): Promise<PeekResult> {
-    const pending = this.leases.pending(request);
+    const pending = this.leases.pending(request, this.bans.epoch);
     if ('leased' in pending) {
       return {
         windows: request.windows.map((w, i) => ({
@@ -210,9 +225,15 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     const refunds = expired !== undefined ? this.leases.end(expired, request) : undefined;
     let settled: (() => void) | undefined;
     if (leaseable) this.leasing.set(subject, new Promise<void>((resolve) => (settled = resolve)));
+    // A lease lives long when the ban channel is heard now and no ban arrived while it was asked
+    // for (the ban may have come after the script ran: the lease would predate it).
+    const epoch = this.bans.epoch;
+    const lifetimeMs = epoch === UNHEARD ? LEASE_MS : LONG_LEASE_MS;
+    const bansBefore = this.bans.bansHeard;
     let reply: unknown;
     try {
-      reply = await this.evaluate(request, leaseable ? leaseAsk(expired, request.nowMs) : 1, refunds);
+      const ask = leaseable ? leaseAsk(expired, request.nowMs, lifetimeMs, epoch) : 1;
+      reply = await this.evaluate(request, ask, refunds, lifetimeMs);
     } catch (err) {
       this.skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS;
       this.markDown(err);
@@ -227,16 +248,21 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
       this.degraded = false;
       this.logger.log('Redis answers again: rate-limit counters are shared by all instances again');
     }
-    return this.parse(request, reply);
+    return this.parse(request, reply, this.bans.bansHeard === bansBefore ? epoch : UNHEARD);
   }
   /** The Redis keys of one request (rateLimitKeys under this store's prefix). */
   keysOf(request: ConsumeRequest): string[] {
     return rateLimitKeys(this.options.prefix, request);
   }
 
-  private async evaluate(request: ConsumeRequest, leaseMax: number, refunds?: readonly number[]): Promise<unknown> {
+  private async evaluate(
+    request: ConsumeRequest,
+    leaseMax: number,
+    refunds: readonly number[] | undefined,
+    leaseMs: number,
+  ): Promise<unknown> {
     const keys = this.keysOf(request);
-    const args = rateLimitArgs(request, leaseMax, refunds);
+    const args = rateLimitArgs(request, leaseMax, refunds, leaseMs, this.bans.name);
     return inClientSpan(
       'EVALSHA',
       { 'db.system.name': 'redis', 'db.operation.name': 'EVALSHA', 'db.query.summary': 'rate-limit script' },
@@ -244,11 +270,11 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     );
   }
 
-  private parse(request: ConsumeRequest, reply: unknown): ConsumeResult {
+  private parse(request: ConsumeRequest, reply: unknown, epoch: number): ConsumeResult {
     const values = (reply as (number | string)[]).map(Number);
     const outcome = OUTCOMES[values[0]];
     const granted = outcome === 'allowed' ? values[1] : 1;
-    const lease = this.leases.granted(request, granted, values.slice(2));
+    const lease = this.leases.granted(request, granted, values.slice(2), epoch);
     if (lease !== undefined) return leased(request, lease);
     const result: ConsumeResult = {
       outcome,
