@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { Clock, SystemClock } from '../time/clock.js';
-import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js';
+import { displayPrefix, generateApiKey, hashApiKey, hashesEqual } from './api-key-format.js';
 import {
   ApiKeyInputError,
   checkExpiry,
@@ -492,8 +492,11 @@ export class ApiKeysService {
    */
   async findByHash(hash: string): Promise<StoredApiKey | null> {
     const row = await this.repository.findByHash(hash);
-    if (!row) return null;
-    const previous = row.hash !== hash && row.previousHash === hash;
+    // The row matches one of its two hashes (compared in constant time, once per lookup: the
+    // cache then serves the key by this hash), or it is no match.
+    const current = row !== undefined && hashesEqual(row.hash, hash);
+    const previous = !current && row?.previousHash != null && hashesEqual(row.previousHash, hash);
+    if (!row || !(current || previous)) return null;
     return {
       id: BigInt(row.id),
       hash: previous ? (row.previousHash as string) : row.hash,
