@@ -13,7 +13,11 @@ export const cacheClock = performance;
  * `ttlMs` old; `ttlMs` 0 caches nothing. Concurrent lookups of one key share a single query.
  */
 export class ApiKeyCache {
-  /** Found keys by hash, with when their lookup was sent (the cache clock). */
+  /**
+   * Found keys by hash, with when their lookup was sent (the cache clock). Both caches are read
+   * with peek(), which leaves the order alone: an entry moves up when a lookup sets it again,
+   * so the oldest lookups go first, and a read costs no reordering (bench scenario listPetsManyKeys).
+   */
   private readonly found?: LRUCache<string, { stored: StoredApiKey; at: number }>;
   /** Hashes no key has, with when their lookup was sent; apart from `found`, so floods of guesses never evict keys. */
   private readonly missing?: LRUCache<string, number>;
@@ -38,12 +42,12 @@ export class ApiKeyCache {
 
   /** A cached lookup still fresh: the key, null for a cached miss, undefined when nothing is cached. */
   cached(hash: string): StoredApiKey | null | undefined {
-    const hit = this.found?.get(hash);
+    const hit = this.found?.peek(hash);
     if (hit !== undefined) {
       if (this.fresh(hit.at)) return hit.stored;
       this.found?.delete(hash);
     }
-    const miss = this.missing?.get(hash);
+    const miss = this.missing?.peek(hash);
     if (miss !== undefined) {
       if (this.fresh(miss)) return null;
       this.missing?.delete(hash);
