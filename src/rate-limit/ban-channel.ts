@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RedisTarget } from '../config/redis.config.js';
-import { connectRedis, type RedisConnection } from '../redis/redis-connection.js';
+import { closeRedis, connectRedis, type RedisConnection } from '../redis/redis-connection.js';
 import { UNHEARD } from './redis-leases.js';
 
 /** How often each instance publishes its heartbeat on the channel. */
@@ -94,15 +94,7 @@ export class BanChannel {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.lost();
-    if (this.subscriber.status === 'ready') {
-      try {
-        await this.subscriber.quit();
-        return;
-      } catch {
-        // fall through: close the socket
-      }
-    }
-    this.subscriber.disconnect();
+    await closeRedis(this.subscriber);
   }
 
   /** Publishes the heartbeat, and stops trusting the channel when the last one is overdue. */

@@ -1,6 +1,6 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { RedisTarget } from '../config/redis.config.js';
-import { connectRedis, type RedisConnection } from '../redis/redis-connection.js';
+import { closeRedis, connectRedis, type RedisConnection } from '../redis/redis-connection.js';
 import { inClientSpan } from '../tracing/tracing.js';
 import type { Clock } from '../time/clock.js';
 import type { MemoryRateLimitStore } from './memory.store.js';
@@ -128,15 +128,7 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
 
   private async stop(): Promise<void> {
     await this.bans.stop();
-    if (this.redis.status === 'ready') {
-      try {
-        await this.redis.quit();
-        return;
-      } catch {
-        // fall through: close the socket
-      }
-    }
-    this.redis.disconnect();
+    await closeRedis(this.redis);
   }
 
   /** Whether requests are currently decided in Redis (false while falling back to memory). */

@@ -59,3 +59,16 @@ export function connectRedis(target: RedisTarget, options: ConnectionOptions): R
     }
   }
 }
+
+/** Closes a connection: QUIT when it is ready (replies in flight are read), else its socket at once. */
+export async function closeRedis(connection: RedisConnection): Promise<void> {
+  if (connection.status === 'ready') {
+    try {
+      await connection.quit();
+      return;
+    } catch {
+      // fall through: close the socket
+    }
+  }
+  connection.disconnect();
+}
