@@ -61,7 +61,8 @@ export class BanChannel {
         () => this.lost(),
       );
     });
-    this.subscriber.on('message', (channel: string, message: string) => this.message(channel, message));
+    // Subscribed to this one channel only: every message is the channel's.
+    this.subscriber.on('message', (_channel: string, message: string) => this.message(message));
   }
 
   /** The channel's name. */
@@ -103,8 +104,7 @@ export class BanChannel {
     this.options.publish(this.options.name, this.heartbeat).catch(() => this.lost());
   }
 
-  private message(channel: string, message: string): void {
-    if (channel !== this.options.name) return;
+  private message(message: string): void {
     if (message === this.heartbeat) {
       this.heardAt = Date.now();
       this.heard = true;

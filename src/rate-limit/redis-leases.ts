@@ -141,9 +141,14 @@ export class Leases {
   }
 }
 
-/** How long a lease lives, the ban channel being in `epoch` now (UNHEARD: not heard). */
+/** How long a lease granted now lives, the ban channel being in `epoch` (UNHEARD: not heard). */
+export function lifetimeIn(epoch: number): number {
+  return epoch === UNHEARD ? LEASE_MS : LONG_LEASE_MS;
+}
+
+/** How long a lease lives, the ban channel being in `epoch` now: long only if granted in that epoch. */
 export function leaseLifetime(lease: Lease, epoch: number): number {
-  return lease.epoch !== UNHEARD && lease.epoch === epoch ? LONG_LEASE_MS : LEASE_MS;
+  return lease.epoch === epoch ? lifetimeIn(epoch) : LEASE_MS;
 }
 
 /** Whether the request can be counted on this lease: counts left, not ended, taken in its windows. */
@@ -166,14 +171,14 @@ function sameWindows(lease: Lease, request: ConsumeRequest): boolean {
 }
 
 /**
- * Counts to ask for after `last`: twice what it spent, scaled to the next lease's lifetime
- * (`lifetimeMs`) by the time it lasted (until spent, or until it ran out), so a subject
- * spending fast here takes more at once and a slow one holds few counts that others cannot use.
+ * Counts to ask for after `last`: twice what it spent, scaled to the lifetime of a lease granted
+ * in `epoch` by the time it lasted (until spent, or until it ran out), so a subject spending
+ * fast here takes more at once and a slow one holds few counts that others cannot use.
  */
-export function leaseAsk(last: Lease | undefined, nowMs: number, lifetimeMs = LEASE_MS, epoch = UNHEARD): number {
+export function leaseAsk(last: Lease | undefined, nowMs: number, epoch = UNHEARD): number {
   if (last === undefined) return FIRST_LEASE;
   const lastedMs = Math.max(1, Math.min(nowMs - last.grantedAtMs, leaseLifetime(last, epoch)));
-  return Math.min(LEASE_MAX, Math.max(FIRST_LEASE, Math.ceil((2 * last.used * lifetimeMs) / lastedMs)));
+  return Math.min(LEASE_MAX, Math.max(FIRST_LEASE, Math.ceil((2 * last.used * lifetimeIn(epoch)) / lastedMs)));
 }
 
 /** Per window of the request, what an ended lease did not spend when it was taken in that window, else 0. */

@@ -14,7 +14,7 @@ import {
   type WithRateLimitScript,
 } from './rate-limit.script.js';
 import { BanChannel } from './ban-channel.js';
-import { LEASE_MS, leaseAsk, leased, Leases, LONG_LEASE_MS, UNHEARD, type Lease } from './redis-leases.js';
+import { leaseAsk, leased, Leases, lifetimeIn, UNHEARD, type Lease } from './redis-leases.js';
 
 /** After a failed command, requests skip Redis for this long (a hung server costs one timeout, not one per request). */
 const RETRY_AFTER_FAILURE_MS = 1_000;
@@ -220,11 +220,11 @@ export class RedisRateLimitStore extends RateLimitStore implements OnModuleInit,
     // A lease lives long when the ban channel is heard now and no ban arrived while it was asked
     // for (the ban may have come after the script ran: the lease would predate it).
     const epoch = this.bans.epoch;
-    const lifetimeMs = epoch === UNHEARD ? LEASE_MS : LONG_LEASE_MS;
+    const lifetimeMs = lifetimeIn(epoch);
     const bansBefore = this.bans.bansHeard;
     let reply: unknown;
     try {
-      const ask = leaseable ? leaseAsk(expired, request.nowMs, lifetimeMs, epoch) : 1;
+      const ask = leaseable ? leaseAsk(expired, request.nowMs, epoch) : 1;
       reply = await this.evaluate(request, ask, refunds, lifetimeMs);
     } catch (err) {
       this.skipUntil = Date.now() + RETRY_AFTER_FAILURE_MS;
