@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { insufficientScopeChallenge } from '../auth/api-key-auth.decorator.js';
-import { declaredAuthMode, declaredKeyRoute } from '../auth/auth-mode.js';
+import { declaredAuthMode, declaredKeyRoute, type KeyRoute } from '../auth/auth-mode.js';
 import { ApiError } from '../errors/api-error.js';
 import { Admission, AdmissionService } from './admission.service.js';
 
@@ -26,25 +26,33 @@ export class AdmissionGuard implements CanActivate {
     private readonly admission: AdmissionService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** A boolean at once when admission needed no I/O (AdmissionService.admit), which Nest takes without awaiting. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const handler = context.getHandler();
     const controller = context.getClass();
     if (declaredAuthMode(this.reflector, handler, controller) === 'public') return true;
     const route = declaredKeyRoute(this.reflector, handler, controller);
     const http = context.switchToHttp();
-    const admission = await this.admission.admit(http.getRequest<Request>(), {
+    const res = http.getResponse<Response>();
+    const admission = this.admission.admit(http.getRequest<Request>(), {
       counted: route.counted,
       operation: route.operation,
     });
-    applyAdmission(http.getResponse<Response>(), admission);
-    const scope = route.scope;
-    if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {
-      throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
-        headers: { 'WWW-Authenticate': insufficientScopeChallenge(scope) },
-      });
-    }
-    return true;
+    return admission instanceof Promise
+      ? admission.then((a) => admitted(res, a, route.scope))
+      : admitted(res, admission, route.scope);
   }
+}
+
+/** Applies the admission to the response, and refuses a valid key without the route's scope. */
+function admitted(res: Response, admission: Admission, scope: KeyRoute['scope']): true {
+  applyAdmission(res, admission);
+  if (scope !== undefined && !(admission.principal?.scopes.includes(scope) ?? false)) {
+    throw new ApiError('insufficient_scope', `This API key lacks the scope ${scope} this operation needs.`, {
+      headers: { 'WWW-Authenticate': insufficientScopeChallenge(scope) },
+    });
+  }
+  return true;
 }
 
 /**

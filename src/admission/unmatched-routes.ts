@@ -22,8 +22,8 @@ export class UnmatchedRouteAdmission implements OnModuleInit {
 
   onModuleInit(): void {
     useBehindRoutes(this.adapterHost, '/v1', (req: Request, res: Response, next: NextFunction) => {
-      this.admission
-        .admit(req)
+      Promise.resolve()
+        .then(() => this.admission.admit(req))
         .then((admission) => {
           applyAdmission(res, admission, { requireKey: false });
           next();

@@ -123,6 +123,14 @@ describe('AuthService', () => {
     expect(keys.findByHash).toHaveBeenCalledTimes(2);
   });
 
+  it('answers at once, without a promise, when no lookup is needed: a cached key, a malformed key', async () => {
+    const { auth } = setup();
+    expect(auth.verify(`Bearer ${KEY}`, ADDRESS)).toBeInstanceOf(Promise);
+    await auth.verify(`Bearer ${KEY}`, ADDRESS);
+    expect(auth.verify(`Bearer ${KEY}`, ADDRESS)).toMatchObject({ ok: true, principal: { plan: 'pro' } });
+    expect(auth.verify('Bearer nope', ADDRESS)).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
+  });
+
   describe('polling changed keys', () => {
     it('keeps a key cached past the TTL while polls succeed, and drops it when a poll reports it changed', async () => {
       const cache = (clock = stopCacheClock());
@@ -328,7 +336,7 @@ describe('AuthService', () => {
   it('overshoots the address budget under concurrency by fewer than the lookups running at once (half the pool)', async () => {
     const { auth, keys } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '5' });
     const results = await Promise.all(
-      Array.from({ length: 40 }, () => auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)),
+      Array.from({ length: 40 }, async () => auth.verify(`Bearer ${generateApiKey()}`, ADDRESS)),
     );
     // DB_POOL_MAX 10: five lookups at once, which all fail, and then the budget of 5 is spent.
     expect(keys.findByHash).toHaveBeenCalledTimes(5);
@@ -338,7 +346,7 @@ describe('AuthService', () => {
   it('bounds lookups of never-found version 1 keys per instance, whatever the addresses (token bucket on the clock)', async () => {
     const { auth, keys, clock } = setup({ API_KEY_UNKNOWN_LOOKUPS_PER_SECOND: '20' });
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.0.${i}.1`)),
+      Array.from({ length: 100 }, async (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.0.${i}.1`)),
     );
     expect(keys.findByHash).toHaveBeenCalledTimes(20);
     const busy = results.filter((r) => !r.ok && r.error.status === 503);
@@ -346,7 +354,9 @@ describe('AuthService', () => {
     expect(busy[0]).toMatchObject({ error: { code: 'service_unavailable', headers: { 'Retry-After': '1' } } });
     // Half a second refills half the bucket.
     clock.set('2026-11-22T12:00:05.500Z');
-    await Promise.all(Array.from({ length: 30 }, (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.1.${i}.1`)));
+    await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => auth.verify(`Bearer ${generateApiKey()}`, `10.1.${i}.1`)),
+    );
     expect(keys.findByHash).toHaveBeenCalledTimes(30);
   });
 
@@ -355,7 +365,7 @@ describe('AuthService', () => {
     const rows = new Map(secrets.map((k, i) => [hashApiKey(k), stored({ id: BigInt(i + 1), hash: hashApiKey(k) })]));
     const { auth, keys } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '1', API_KEY_UNKNOWN_LOOKUPS_PER_SECOND: '1' });
     keys.findByHash.mockImplementation(async (hash: string) => rows.get(hash) ?? null);
-    const results = await Promise.all(secrets.map((k) => auth.verify(`Bearer ${k}`, ADDRESS)));
+    const results = await Promise.all(secrets.map(async (k) => auth.verify(`Bearer ${k}`, ADDRESS)));
     expect(results.filter((r) => !r.ok)).toEqual([]);
     expect(keys.findByHash).toHaveBeenCalledTimes(100);
   });

@@ -120,17 +120,26 @@ export class RateLimiter {
     private readonly metrics: MetricsService,
   ) {}
 
-  /** Counts one request against `subject`, in the subject's windows. */
-  async count(subject: RateLimitSubject): Promise<RateLimitDecision> {
+  /**
+   * Counts one request against `subject`, in the subject's windows: at once when the store
+   * decides without I/O (a lease, the memory store), else once its round trip is over.
+   */
+  count(subject: RateLimitSubject): RateLimitDecision | Promise<RateLimitDecision> {
     const windows = windowsOf(subject);
     const nowMs = this.clock.now().getTime();
-    const result = await this.store.consume({
+    const result = this.store.consume({
       subject: subject.id,
       nowMs,
       windows,
       banThreshold: this.config.rateLimitBanThreshold,
       banMs: this.config.rateLimitBanSeconds * 1000,
     });
+    return result instanceof Promise
+      ? result.then((r) => this.decision(r, nowMs, subject))
+      : this.decision(result, nowMs, subject);
+  }
+
+  private decision(result: ConsumeResult, nowMs: number, subject: RateLimitSubject): RateLimitDecision {
     const decision: RateLimitDecision = { result, nowMs, headers: rateLimitHeaders(result, nowMs) };
     if (result.outcome !== 'allowed') {
       decision.refusal = this.refusal(result, nowMs, subject);
