@@ -53,6 +53,9 @@
 //   BENCH_CANDIDATE     a directory with another build's main.js (another checkout's dist/): run as
 //                       "candidate" wherever the service runs, with the service's settings, and
 //                       compared with it (the table's "vs service"); not on the aged or embedded runs
+//   BENCH_CANDIDATE_FLAGS  Node and V8 flags on the candidate's command line besides the service's
+//                       (space-separated): with BENCH_CANDIDATE=.tmp/bench-dist, the same build
+//                       under another setting
 //   BENCH_EMBEDDED=0    skip the embedded-database runs
 //   BENCH_AGED=0        skip the aged dataset (its first build takes a while; later runs reuse it)
 //   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets,
@@ -118,6 +121,7 @@ import {
   API_KEY_CHECKSUM_SECRET,
   API_KEY_PEPPER,
   CANDIDATE_DIST,
+  CANDIDATE_FLAGS,
   CAPACITY,
   CONNECTIONS,
   FIXED,
@@ -175,7 +179,7 @@ async function main() {
     // Its own rate-limit counters, so the two builds' runs never share a window.
     ...(CANDIDATE_DIST && {
       candidate: [
-        [...SERVICE_NODE_FLAGS, path.join(CANDIDATE_DIST, 'main.js')],
+        [...SERVICE_NODE_FLAGS, ...CANDIDATE_FLAGS, path.join(CANDIDATE_DIST, 'main.js')],
         serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
       ],
     }),

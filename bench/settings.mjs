@@ -62,6 +62,12 @@ export const EMBEDDED = process.env.BENCH_EMBEDDED !== '0';
 export const CANDIDATE_DIST = process.env.BENCH_CANDIDATE ? path.resolve(process.env.BENCH_CANDIDATE) : null;
 if (CANDIDATE_DIST && !existsSync(path.join(CANDIDATE_DIST, 'main.js')))
   throw new Error(`BENCH_CANDIDATE: no main.js in ${CANDIDATE_DIST} (build that checkout first)`);
+/**
+ * Node and V8 flags the candidate gets on its command line besides the service's
+ * (BENCH_CANDIDATE_FLAGS, space-separated): a setting measured against the deployed one in the
+ * same run, with the same build on both sides.
+ */
+export const CANDIDATE_FLAGS = (process.env.BENCH_CANDIDATE_FLAGS ?? '').split(' ').filter(Boolean);
 export const SERVER_NAMES = ['raw', 'floor', 'peer', 'service', 'candidate'];
 export const SERVERS = process.env.BENCH_SERVERS
   ? [...new Set(process.env.BENCH_SERVERS.split(',').map((s) => (s.trim() === 'baseline' ? 'raw' : s.trim())))]
