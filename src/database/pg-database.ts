@@ -30,7 +30,7 @@ const INT8_RESULTS: pg.CustomTypesConfig = {
  * query's config before reading it (its own properties, descriptor by descriptor, onto an object
  * of the same prototype), so the copy is of one property rather than four (bench scenario listPets).
  */
-function statementQueries(named: boolean) {
+export function statementQueries(named: boolean) {
   const prototypes = new WeakMap<PreparedStatement, pg.QueryConfig>();
   return (statement: PreparedStatement, params: readonly unknown[]): pg.QueryConfig => {
     let proto = prototypes.get(statement);
