@@ -56,6 +56,8 @@
 //   BENCH_CANDIDATE_FLAGS  Node and V8 flags on the candidate's command line besides the service's
 //                       (space-separated): with BENCH_CANDIDATE=.tmp/bench-dist, the same build
 //                       under another setting
+//   BENCH_CANDIDATE_ENV  environment variables of the candidate besides the service's (space-separated
+//                       NAME=value; NAME= leaves it out), such as MALLOC_ARENA_MAX=
 //   BENCH_EMBEDDED=0    skip the embedded-database runs
 //   BENCH_AGED=0        skip the aged dataset (its first build takes a while; later runs reuse it)
 //   BENCH_PROFILE       the cost ledger, on by default: after the measured runs of listPets,
@@ -77,6 +79,8 @@
 //                       (bytes promoted and surviving, survival rates, memory-reducing mode)
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
 //                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
+//   BENCH_MALLOC_ARENA_MAX  MALLOC_ARENA_MAX for the service processes, in place of the image's;
+//                       empty for glibc's default
 //   BENCH_NODE          the Node.js all servers run on: a major version fetched from the npm
 //                       registry's `node` package (24, the production image's runtime, by default),
 //                       `current` for the Node running this script, or a path to a node binary
@@ -121,6 +125,7 @@ import {
   API_KEY_CHECKSUM_SECRET,
   API_KEY_PEPPER,
   CANDIDATE_DIST,
+  CANDIDATE_ENV,
   CANDIDATE_FLAGS,
   CAPACITY,
   CONNECTIONS,
@@ -139,6 +144,8 @@ import {
   RUN_ID,
   SERVER_NAMES,
   SERVERS,
+  SERVICE_IMAGE_ENV,
+  SERVICE_MALLOC_ARENA_MAX,
   SERVICE_NODE_OPTIONS,
   SOAK,
   TRACE_GC,
@@ -150,6 +157,13 @@ import {
 } from './settings.mjs';
 import { soak } from './soak.mjs';
 import { computeTargets, formatTargets } from './targets.mjs';
+
+/** An environment with `extra` applied: a name given an empty value is left out. */
+function withEnv(env, extra) {
+  const out = { ...env, ...extra };
+  for (const [name, value] of Object.entries(extra)) if (value === '') delete out[name];
+  return out;
+}
 
 async function main() {
   mkdirSync(WORK, { recursive: true });
@@ -180,7 +194,7 @@ async function main() {
     ...(CANDIDATE_DIST && {
       candidate: [
         [...SERVICE_NODE_FLAGS, ...CANDIDATE_FLAGS, path.join(CANDIDATE_DIST, 'main.js')],
-        serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported),
+        withEnv(serviceEnvFor(db, ports.candidate, `${prefix}candidate:`, prefixSupported), CANDIDATE_ENV),
       ],
     }),
   };
@@ -270,7 +284,7 @@ async function main() {
         DATA_DIR: dataDir,
         LOG_LEVEL: 'info',
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        ...(SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS } : {}),
+        ...SERVICE_IMAGE_ENV,
       },
       port,
     );
@@ -331,6 +345,7 @@ async function main() {
       fixedRate: RATE || 'half the service capacity',
       profiles: PROFILES,
       serviceNodeOptions: SERVICE_NODE_OPTIONS || null,
+      serviceMallocArenaMax: SERVICE_MALLOC_ARENA_MAX || null,
     },
     machine: {
       cpu: `${cpus.length} × ${cpus[0]?.model ?? 'unknown'}`,

@@ -68,6 +68,21 @@ if (CANDIDATE_DIST && !existsSync(path.join(CANDIDATE_DIST, 'main.js')))
  * same run, with the same build on both sides.
  */
 export const CANDIDATE_FLAGS = (process.env.BENCH_CANDIDATE_FLAGS ?? '').split(' ').filter(Boolean);
+/**
+ * Environment variables the candidate gets besides the service's (BENCH_CANDIDATE_ENV,
+ * space-separated NAME=value; NAME= leaves the variable out): an image setting such as
+ * MALLOC_ARENA_MAX measured against the deployed one in the same run.
+ */
+export const CANDIDATE_ENV = Object.fromEntries(
+  (process.env.BENCH_CANDIDATE_ENV ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 1) throw new Error(`BENCH_CANDIDATE_ENV: "${pair}" is not NAME=value`);
+      return [pair.slice(0, eq), pair.slice(eq + 1)];
+    }),
+);
 export const SERVER_NAMES = ['raw', 'floor', 'peer', 'service', 'candidate'];
 export const SERVERS = process.env.BENCH_SERVERS
   ? [...new Set(process.env.BENCH_SERVERS.split(',').map((s) => (s.trim() === 'baseline' ? 'raw' : s.trim())))]
@@ -109,15 +124,24 @@ function resolveNode(wanted) {
   }
 }
 /**
- * NODE_OPTIONS of the service processes: by default the production image's (the Dockerfile's
- * `NODE_OPTIONS="…"`), so the bench measures the heap settings that are deployed.
- * BENCH_NODE_OPTIONS replaces them; set empty, the service runs with V8's defaults.
+ * What the production image sets in the service's environment besides its configuration, so the
+ * bench measures what is deployed: the Dockerfile's `NODE_OPTIONS="…"` (V8's heap settings) and
+ * `MALLOC_ARENA_MAX=…` (how many malloc arenas glibc keeps). BENCH_NODE_OPTIONS and
+ * BENCH_MALLOC_ARENA_MAX replace them; set empty, the service runs with V8's or glibc's defaults.
  */
-export const SERVICE_NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS ?? imageNodeOptions();
-function imageNodeOptions() {
-  const match = /^\s*NODE_OPTIONS="([^"]*)"/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'));
-  if (!match)
-    throw new Error('bench: the Dockerfile sets no NODE_OPTIONS="…" (the heap settings the service runs with)');
+const DOCKERFILE = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+export const SERVICE_NODE_OPTIONS =
+  process.env.BENCH_NODE_OPTIONS ?? imageEnv(/^\s*NODE_OPTIONS="([^"]*)"/m, 'NODE_OPTIONS="…"');
+export const SERVICE_MALLOC_ARENA_MAX =
+  process.env.BENCH_MALLOC_ARENA_MAX ?? imageEnv(/^\s*MALLOC_ARENA_MAX=(\d+)/m, 'MALLOC_ARENA_MAX=…');
+/** The two as the service's environment (an empty one left out). */
+export const SERVICE_IMAGE_ENV = {
+  ...(SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS } : {}),
+  ...(SERVICE_MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: SERVICE_MALLOC_ARENA_MAX } : {}),
+};
+function imageEnv(pattern, what) {
+  const match = pattern.exec(DOCKERFILE);
+  if (!match) throw new Error(`bench: the Dockerfile sets no ${what} (the runtime settings the service runs with)`);
   return match[1];
 }
 export const NODE_BIN = resolveNode(process.env.BENCH_NODE || '24');

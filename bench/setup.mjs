@@ -19,7 +19,7 @@ import {
   REDIS_URL,
   ROOT,
   RUN_ID,
-  SERVICE_NODE_OPTIONS,
+  SERVICE_IMAGE_ENV,
   distModule,
   log,
   SERVICE_NODE_FLAGS,
@@ -242,7 +242,7 @@ export function serviceEnvFor(db, port, prefix, prefixSupported) {
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
     STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
     ...(prefixSupported ? { RATE_LIMIT_PREFIX: prefix } : {}),
-    ...(SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS } : {}),
+    ...SERVICE_IMAGE_ENV,
   };
 }
 
