@@ -22,12 +22,14 @@ RUN npm run build
 # ---- runtime: production dependencies, dist/ and the migrations; no compiler, no dev tools ----
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 # The heap is sized for the service, not for the host: with V8's defaults on a large host the
-# resident size keeps growing under load (`BENCH_SOAK=1 npm run bench`). docs/deployment.md,
+# resident size keeps growing under load (`BENCH_SOAK=1 npm run bench`), and glibc keeps two
+# malloc arenas rather than one per thread, whose free pages it would keep. docs/deployment.md,
 # "Memory": what bounds the live heap, and how much memory a container needs.
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
-    NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=32"
+    NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=16" \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
