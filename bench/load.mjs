@@ -7,7 +7,7 @@ import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paced, pacedPool } from './paced.mjs';
-import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf } from './processes.mjs';
+import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf, redisScriptCount } from './processes.mjs';
 import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
 /**
@@ -23,6 +23,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
     const m = memoryOf(server.child.pid);
     if (m) peakRss = Math.max(peakRss, m.rss);
   };
+  const scripts0 = await redisScriptCount();
   const timer = setInterval(sample, 100);
   const cpu0 = cpuMsOf(server.child.pid);
   const infra0 = infraCpu();
@@ -42,6 +43,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
   const cpu1 = cpuMsOf(server.child.pid);
   const infra = infraCpuSince(infra0);
   clearInterval(timer);
+  const scripts1 = await redisScriptCount();
   sample();
   const total = result.requests.total;
   return {
@@ -69,6 +71,10 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
     cpuUsPerReq: cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1 - cpu0) * 1000) / total) : null,
     pgCpuUsPerReq: infra.postgres !== null && total > 0 ? Math.round((infra.postgres * 1000) / total) : null,
     redisCpuUsPerReq: infra.redis !== null && total > 0 ? Math.round((infra.redis * 1000) / total) : null,
+    redisScriptsPerReq:
+      scripts0 !== null && scripts1 !== null && total > 0
+        ? Math.round(((scripts1 - scripts0) / total) * 1000) / 1000
+        : null,
     logLinesPerReq:
       server.name === 'service' && total > 0
         ? Math.round(((lineCount(server.logFile) - lines0) / total) * 100) / 100
@@ -170,7 +176,8 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
     log(
       `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${rate > 0 ? `at ${rate}: ` : ''}${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
         `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req` +
-        `${r.pgCpuUsPerReq !== null ? ` (+ PostgreSQL ${r.pgCpuUsPerReq}, Redis ${r.redisCpuUsPerReq ?? '–'})` : ''}, ` +
+        `${r.pgCpuUsPerReq !== null ? ` (+ PostgreSQL ${r.pgCpuUsPerReq}, Redis ${r.redisCpuUsPerReq ?? '–'})` : ''}` +
+        `${r.redisScriptsPerReq ? `, Redis scripts ${r.redisScriptsPerReq}/req` : ''}, ` +
         `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${fullCollections(r.loop.gc)}${profile ? ' (profiled)' : ''}`,
     );
   return r;

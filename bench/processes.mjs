@@ -6,7 +6,7 @@ import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CPU_PROFILER, GC_PROBE, NODE_BIN, ROOT, RUN_ID, TRACE_GC, WORK, log } from './settings.mjs';
+import { CPU_PROFILER, GC_PROBE, NODE_BIN, REDIS_URL, ROOT, RUN_ID, TRACE_GC, WORK, log } from './settings.mjs';
 
 /** Releases run in reverse order of registration by cleanup(). */
 export const cleanups = [];
@@ -105,6 +105,46 @@ export function infraCpuSince(before, after = infraCpu()) {
     return ms;
   };
   return { postgres: used(before.postgres, after.postgres), redis: used(before.redis, after.redis) };
+}
+
+/** The connection redisScriptCount() reads on (null: Redis did not answer; not tried again). */
+let statsConnection;
+
+/**
+ * The scripts Redis has run so far (INFO commandstats: EVALSHA and EVAL calls, which count the
+ * commands a script runs apart), read on one connection kept for the run; null without a Redis
+ * to ask. Read before and after a run, the difference is the round trips the service's rate
+ * limiter made (bench scenario listPetsManyKeys: how many requests the leases spare).
+ */
+export async function redisScriptCount() {
+  if (statsConnection === undefined) {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableReadyCheck: false,
+      connectTimeout: 1000,
+      retryStrategy: () => null,
+    });
+    redis.on('error', () => {});
+    try {
+      await redis.connect();
+      statsConnection = redis;
+      cleanups.push(() => redis.disconnect());
+    } catch {
+      redis.disconnect();
+      statsConnection = null;
+    }
+  }
+  if (statsConnection === null) return null;
+  try {
+    const info = await statsConnection.info('commandstats');
+    let calls = 0;
+    for (const [, n] of info.matchAll(/^cmdstat_(?:evalsha|eval|evalsha_ro|eval_ro):calls=(\d+)/gm)) calls += Number(n);
+    return calls;
+  } catch {
+    return null;
+  }
 }
 
 export async function get(url, headers = {}) {

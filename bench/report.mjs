@@ -90,6 +90,7 @@ export function fixedTable(rows) {
       'CPU µs/req',
       'PostgreSQL µs/req',
       'Redis µs/req',
+      'Redis scripts/req',
       'all µs/req',
       'CPU vs raw',
       'CPU vs floor',
@@ -107,6 +108,7 @@ export function fixedTable(rows) {
       fmt(r.cpuUsPerReq),
       fmt(r.pgCpuUsPerReq),
       fmt(r.redisCpuUsPerReq),
+      fmt(r.redisScriptsPerReq, 3),
       fmt(total(r)),
       times(r.vsRaw),
       times(r.vsFloor),
@@ -184,6 +186,7 @@ export function aggregate(scenario, server, runs) {
     cpuUsPerReq: m('cpuUsPerReq'),
     pgCpuUsPerReq: m('pgCpuUsPerReq'),
     redisCpuUsPerReq: m('redisCpuUsPerReq'),
+    redisScriptsPerReq: m('redisScriptsPerReq'),
     logLinesPerReq: m('logLinesPerReq'),
     gc: {
       count: mean(runs.map((r) => r.loop.gc.count)),
