@@ -293,6 +293,25 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       expect(sent.mock.calls.filter(isScript)).toHaveLength(5);
       sent.mockRestore();
     });
+
+    it('serve a pro key sending a request every two seconds with three scripts in its minute', async () => {
+      const client = (store as unknown as { redis: Redis }).redis;
+      const sent = jest.spyOn(client, 'sendCommand');
+      const pro: WindowSpec[] = [
+        { name: 'minute', ttlMs: MINUTE, limit: 300 },
+        { name: 'day', ttlMs: DAY, limit: 10_000 },
+      ];
+      const minuteStart = Date.parse('2026-11-22T12:05:00Z');
+      const counts: number[] = [];
+      for (let i = 0; i < 30; i++)
+        counts.push((await store.consume(req('key:pro-pace', minuteStart + 2_000 * i, pro))).windows[0].count);
+      const scripts = sent.mock.calls.filter(isScript).length;
+      sent.mockRestore();
+      // A lease of 2, then two of a twentieth of the minute's room (14 each), each lasting 28 s.
+      expect(scripts).toBe(3);
+      expect(counts).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      expect(await admin.hget(store.keysOf(req('key:pro-pace', minuteStart, pro))[0], 'c')).toBe('30');
+    });
   });
 
   it('makes no memory store while Redis answers (its LRUs are allocated in full when made)', async () => {
