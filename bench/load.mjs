@@ -144,8 +144,12 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
     rmSync(server.profileFile, { force: true });
     server.child.kill('SIGUSR2'); // starts the profiler
   }
-  const r = await load(server, scenario, key, DURATION, { rate, pool });
+  // A scenario's fixedSeconds lengthens its measured runs at the fixed rate; the profiled runs
+  // keep DURATION, which bounds the bench's time (the ledger reads shares of the run).
+  const seconds = rate > 0 && !profile ? (scenario.fixedSeconds ?? DURATION) : DURATION;
+  const r = await load(server, scenario, key, seconds, { rate, pool });
   r.rate = rate;
+  r.seconds = seconds;
   if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
   r.loop = await gcWindow(server);
   r.warmup = warmup && {

@@ -136,7 +136,7 @@ export function loopTable(rows) {
       fmt(r.gc.count),
       fmt(r.gc.totalMs),
       fmt(r.gc.maxMs, 1),
-      fmt((100 * r.gc.totalMs) / (DURATION * 1000), 1),
+      fmt((100 * r.gc.totalMs) / ((r.seconds ?? DURATION) * 1000), 1),
       fmt(r.loop.p50, 1),
       fmt(r.loop.p99, 1),
       fmt(r.loop.max, 1),
@@ -167,6 +167,7 @@ export function countStatuses(maps) {
 export function aggregate(scenario, server, runs) {
   const m = (k) => mean(runs.map((r) => r[k]));
   return {
+    seconds: m('seconds'),
     scenario: scenario.label,
     scenarioName: scenario.name,
     dataset: scenario.dataset ?? 'normal',

@@ -390,10 +390,15 @@ async function main() {
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 
   const on = (b) => (b ? 'on' : 'OFF');
+  const longRuns = (scenarios) =>
+    scenarios
+      .filter((s) => s.fixedSeconds)
+      .map((s) => ` (${s.name} at the fixed rate: ${s.fixedSeconds} s, profiled runs excepted)`)
+      .join('');
   const out = [
     '',
     `Animal Store API benchmark — ${result.machine.cpu}, ${result.machine.memoryGiB} GiB, Node ${NODE_VERSION}, PostgreSQL ${db.version}, Redis ${result.machine.redis ?? 'n/a'}`,
-    `${CONNECTIONS} connections, ${DURATION} s per run after ${WARMUP} s warm-up, each server twice per scenario and phase (order ${normalNames.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
+    `${CONNECTIONS} connections, ${DURATION} s per run${longRuns(SCENARIOS)} after ${WARMUP} s warm-up, each server twice per scenario and phase (order ${normalNames.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
     features
       ? `Service: auth ${on(features.auth)}, rate limits ${on(features.rateLimits)}${features.rateLimits ? ` (${features.redis ? 'Redis' : 'not confirmed in Redis'})` : ''}, request logging ${on(features.requestLogging)} (LOG_LEVEL=info, to a file).`
       : 'Service: not run (BENCH_SERVERS).',
