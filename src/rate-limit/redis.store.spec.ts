@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { describeWithRedis, dropRedisKeys, redisPrefix, redisUrl } from '../../test/support/redis-env.js';
 import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
-import { ConsumeRequest, WindowSpec } from './rate-limit.windows.js';
+import { ConsumeRequest, ConsumeResult, WindowSpec } from './rate-limit.windows.js';
 import { RATE_LIMIT_SCRIPT } from './rate-limit.script.js';
 import { LEASE_HEADROOM, LEASE_MAX, LONG_LEASE_MS } from './redis-leases.js';
 import { waitFor } from '../../test/support/wait-for.js';
@@ -149,28 +149,43 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
       banMs: 90_000,
     });
 
-    it('start at 2 counts and grow to LEASE_MAX while the subject spends fast, each request still counted once', async () => {
-      const client = (store as unknown as { redis: Redis }).redis;
-      const sent = jest.spyOn(client, 'sendCommand');
-      const counts: number[] = [];
-      for (let i = 0; i < 2 * LEASE_MAX + 2; i++) {
-        const r = await store.consume(req('key:lease', T));
-        expect(r.outcome).toBe('allowed');
-        counts.push(r.windows[0].count);
+    /** The rate-limit scripts the store sends while `run` runs. */
+    async function scriptsSent(run: () => Promise<void>): Promise<number> {
+      const sent = jest.spyOn((store as unknown as { redis: Redis }).redis, 'sendCommand');
+      try {
+        await run();
+        return sent.mock.calls.filter(isScript).length;
+      } finally {
+        sent.mockRestore();
       }
+    }
+
+    /** A plan's two windows. */
+    const plan = (perMinute: number, perDay: number): WindowSpec[] => [
+      { name: 'minute', ttlMs: MINUTE, limit: perMinute },
+      { name: 'day', ttlMs: DAY, limit: perDay },
+    ];
+
+    it('start at 2 counts and grow to LEASE_MAX while the subject spends fast, each request still counted once', async () => {
+      const counts: number[] = [];
+      const scripts = await scriptsSent(async () => {
+        for (let i = 0; i < 2 * LEASE_MAX + 2; i++) {
+          const r = await store.consume(req('key:lease', T));
+          expect(r.outcome).toBe('allowed');
+          counts.push(r.windows[0].count);
+        }
+      });
       // Leases of 2, LEASE_MAX and LEASE_MAX counts.
-      expect(sent.mock.calls.filter(isScript)).toHaveLength(3);
-      sent.mockRestore();
+      expect(scripts).toBe(3);
       expect(counts).toEqual(Array.from({ length: 2 * LEASE_MAX + 2 }, (_, i) => i + 1));
       expect(await admin.hget(store.keysOf(req('key:lease', T))[0], 'c')).toBe(String(2 + 2 * LEASE_MAX));
     });
 
     it('serve a concurrent burst from one lease request at a time, each request counted once', async () => {
-      const client = (store as unknown as { redis: Redis }).redis;
-      const sent = jest.spyOn(client, 'sendCommand');
-      const results = await Promise.all(Array.from({ length: 200 }, async () => store.consume(req('key:burst', T))));
-      const scripts = sent.mock.calls.filter(isScript).length;
-      sent.mockRestore();
+      let results: ConsumeResult[] = [];
+      const scripts = await scriptsSent(async () => {
+        results = await Promise.all(Array.from({ length: 200 }, async () => store.consume(req('key:burst', T))));
+      });
       expect(scripts).toBe(1 + Math.ceil((200 - 2) / LEASE_MAX));
       expect(results.map((r) => r.windows[0].count).sort((a, b) => a - b)).toEqual(
         Array.from({ length: 200 }, (_, i) => i + 1),
@@ -204,7 +219,6 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     });
 
     it('are not taken at a pace that would reach the limit while a lease lasts: decided request by request', async () => {
-      const client = (store as unknown as { redis: Redis }).redis;
       const windows: WindowSpec[] = [{ name: 'minute', ttlMs: MINUTE, limit: 1_000 }];
       const at = T + 20_000; // 30 s into the minute
       // Two subjects met in the middle of a minute: one has spent 100 of it, the other 800.
@@ -218,12 +232,12 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
           r: '0',
         });
       }
-      const sent = jest.spyOn(client, 'sendCommand');
-      for (let i = 0; i < 4; i++) expect((await store.consume(req('key:slow', at, windows))).outcome).toBe('allowed');
-      const slowScripts = sent.mock.calls.filter(isScript).length;
-      for (let i = 0; i < 4; i++) expect((await store.consume(req('key:fast', at, windows))).outcome).toBe('allowed');
-      const fastScripts = sent.mock.calls.filter(isScript).length - slowScripts;
-      sent.mockRestore();
+      const slowScripts = await scriptsSent(async () => {
+        for (let i = 0; i < 4; i++) expect((await store.consume(req('key:slow', at, windows))).outcome).toBe('allowed');
+      });
+      const fastScripts = await scriptsSent(async () => {
+        for (let i = 0; i < 4; i++) expect((await store.consume(req('key:fast', at, windows))).outcome).toBe('allowed');
+      });
       // 100 in 30 s leaves far more than two leases' worth of that pace: a lease of 2, then one
       // of as much of the room left as a lease may take.
       expect(slowScripts).toBe(2);
@@ -283,30 +297,20 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     });
 
     it('are never taken for a free key: 60 a minute is decided request by request', async () => {
-      const client = (store as unknown as { redis: Redis }).redis;
-      const sent = jest.spyOn(client, 'sendCommand');
-      const free: WindowSpec[] = [
-        { name: 'minute', ttlMs: MINUTE, limit: 60 },
-        { name: 'day', ttlMs: DAY, limit: 1000 },
-      ];
-      for (let i = 0; i < 5; i++) await store.consume(req('key:free-lease', T, free));
-      expect(sent.mock.calls.filter(isScript)).toHaveLength(5);
-      sent.mockRestore();
+      const scripts = await scriptsSent(async () => {
+        for (let i = 0; i < 5; i++) await store.consume(req('key:free-lease', T, plan(60, 1_000)));
+      });
+      expect(scripts).toBe(5);
     });
 
     it('serve a pro key sending a request every two seconds with three scripts in its minute', async () => {
-      const client = (store as unknown as { redis: Redis }).redis;
-      const sent = jest.spyOn(client, 'sendCommand');
-      const pro: WindowSpec[] = [
-        { name: 'minute', ttlMs: MINUTE, limit: 300 },
-        { name: 'day', ttlMs: DAY, limit: 10_000 },
-      ];
+      const pro = plan(300, 10_000);
       const minuteStart = Date.parse('2026-11-22T12:05:00Z');
       const counts: number[] = [];
-      for (let i = 0; i < 30; i++)
-        counts.push((await store.consume(req('key:pro-pace', minuteStart + 2_000 * i, pro))).windows[0].count);
-      const scripts = sent.mock.calls.filter(isScript).length;
-      sent.mockRestore();
+      const scripts = await scriptsSent(async () => {
+        for (let i = 0; i < 30; i++)
+          counts.push((await store.consume(req('key:pro-pace', minuteStart + 2_000 * i, pro))).windows[0].count);
+      });
       // A lease of 2, then two of a twentieth of the minute's room (14 each), each lasting 28 s.
       expect(scripts).toBe(3);
       expect(counts).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
