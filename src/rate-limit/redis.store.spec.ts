@@ -7,6 +7,7 @@ import { SystemClock } from '../time/clock.js';
 import { MemoryRateLimitStore } from './memory.store.js';
 import { ConsumeRequest, ConsumeResult, WindowSpec } from './rate-limit.windows.js';
 import { RATE_LIMIT_SCRIPT } from './rate-limit.script.js';
+import { windowsOf } from './rate-limiter.js';
 import { LEASE_HEADROOM, LEASE_MAX, LONG_LEASE_MS } from './redis-leases.js';
 import { waitFor } from '../../test/support/wait-for.js';
 import { RedisRateLimitStore } from './redis.store.js';
@@ -65,10 +66,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
         async (perMinute, perDay, threshold, steps) => {
           run += 1;
           const memory = new MemoryRateLimitStore(new SystemClock(), 1000);
-          const windows: WindowSpec[] = [
-            { name: 'minute', ttlMs: MINUTE, limit: perMinute },
-            { name: 'day', ttlMs: DAY, limit: perDay },
-          ];
+          const windows = windowsOf({ perMinute, perDay });
           let now = T;
           for (const { advanceMs, subject } of steps) {
             now += advanceMs;
@@ -92,10 +90,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     const request: ConsumeRequest = {
       subject: 'ip:203.0.113.5',
       nowMs: T,
-      windows: [
-        { name: 'minute', ttlMs: MINUTE, limit: 1 },
-        { name: 'day', ttlMs: DAY, limit: 5 },
-      ],
+      windows: windowsOf({ perMinute: 1, perDay: 5 }),
       banThreshold: 0,
       banMs: 30_000,
     };
@@ -137,10 +132,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
   });
 
   describe('leases', () => {
-    const vast: WindowSpec[] = [
-      { name: 'minute', ttlMs: MINUTE, limit: 1_000_000_000 },
-      { name: 'day', ttlMs: DAY, limit: 2_000_000_000 },
-    ];
+    const vast = windowsOf({ perMinute: 1_000_000_000, perDay: 2_000_000_000 });
     const req = (subject: string, nowMs: number, windows: WindowSpec[] = vast): ConsumeRequest => ({
       subject,
       nowMs,
@@ -159,12 +151,6 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
         sent.mockRestore();
       }
     }
-
-    /** A plan's two windows. */
-    const plan = (perMinute: number, perDay: number): WindowSpec[] => [
-      { name: 'minute', ttlMs: MINUTE, limit: perMinute },
-      { name: 'day', ttlMs: DAY, limit: perDay },
-    ];
 
     it('start at 2 counts and grow to LEASE_MAX while the subject spends fast, each request still counted once', async () => {
       const counts: number[] = [];
@@ -203,10 +189,7 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
     });
 
     it("give back an ended lease's unspent counts to the day when its minute is over", async () => {
-      const windows: WindowSpec[] = [
-        { name: 'minute', ttlMs: MINUTE, limit: 100 * LEASE_MAX },
-        { name: 'day', ttlMs: DAY, limit: 10_000 * LEASE_MAX },
-      ];
+      const windows = windowsOf({ perMinute: 100 * LEASE_MAX, perDay: 10_000 * LEASE_MAX });
       const [minute, day] = store.keysOf(req('key:day-refund', T, windows));
       for (let i = 0; i < 3; i++) await store.consume(req('key:day-refund', T, windows)); // leases of 2 and LEASE_MAX
       const taken = String(2 + LEASE_MAX);
@@ -298,13 +281,14 @@ describeWithRedis('RedisRateLimitStore against Redis', () => {
 
     it('are never taken for a free key: 60 a minute is decided request by request', async () => {
       const scripts = await scriptsSent(async () => {
-        for (let i = 0; i < 5; i++) await store.consume(req('key:free-lease', T, plan(60, 1_000)));
+        for (let i = 0; i < 5; i++)
+          await store.consume(req('key:free-lease', T, windowsOf({ perMinute: 60, perDay: 1_000 })));
       });
       expect(scripts).toBe(5);
     });
 
     it('serve a pro key sending a request every two seconds with three scripts in its minute', async () => {
-      const pro = plan(300, 10_000);
+      const pro = windowsOf({ perMinute: 300, perDay: 10_000 });
       const minuteStart = Date.parse('2026-11-22T12:05:00Z');
       const counts: number[] = [];
       const scripts = await scriptsSent(async () => {
