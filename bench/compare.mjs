@@ -3,12 +3,12 @@
 import os from 'node:os';
 import { URL } from 'node:url';
 import { ledger } from './ledger.mjs';
-import { measure } from './load.mjs';
+import { load, measure } from './load.mjs';
 import { get } from './processes.mjs';
 import { summarise } from './profile-summary.mjs';
 import { aggregate, countStatuses } from './report.mjs';
 import { bindScenario } from './scenarios.mjs';
-import { CAPACITY, FIXED, ORDER, RATE, distModule } from './settings.mjs';
+import { CAPACITY, FIXED, ORDER, RATE, distModule, log } from './settings.mjs';
 
 /**
  * The cursor of a real page in the middle of the data: the Link header's next cursor of the
@@ -52,6 +52,28 @@ async function alternate(servers, names, scenario, key, { rate, settle }) {
     per[name].push({ pass: i < names.length ? 1 : 2, ...r });
   }
   return per;
+}
+
+/**
+ * Sends each server every key of the scenario once, in turn, at the fixed rate, unmeasured: what
+ * the capacity phase does when it runs. Without it each server's first measured run would hold
+ * every key's first request (its lookup, its first last_used_at write, its first lease), and the
+ * keys drawn rarely would come a minute into that run. Returns the service's runs (their statuses
+ * join the check that no answer was a 429).
+ */
+async function introduce(servers, names, scenario, key, rate) {
+  const seconds = Math.ceil(scenario.introduction.keys / rate) + 1;
+  const serviceRuns = [];
+  for (const name of names) {
+    const r = await load(servers[name], { ...scenario, request: scenario.introduction.request }, key, seconds, {
+      rate,
+    });
+    log(
+      `${scenario.name} ${name}: each of the ${scenario.introduction.keys} keys sent first (${r.requests} requests in ${seconds} s, p99 ${r.p99Ms} ms, not measured)`,
+    );
+    if (name === 'service') serviceRuns.push(r);
+  }
+  return serviceRuns;
 }
 
 /**
@@ -107,6 +129,8 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
       ? phase('capacity', await alternate(servers, names, scenario, key, { settle }), 0)
       : [];
     const rate = FIXED ? fixedRate(capacityRows) : 0;
+    if (FIXED && !CAPACITY && scenario.introduction)
+      serviceRuns.push(...(await introduce(servers, names, scenario, key, rate)));
     if (FIXED) phase('fixed', await alternate(servers, names, scenario, key, { rate, settle }), rate);
     loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });
 

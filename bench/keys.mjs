@@ -63,6 +63,17 @@ export function keyPicker(keys) {
 }
 
 /**
+ * A setupRequest that sends the keys in turn, each from its address: the first `keys.length`
+ * requests carry every key once (the first sight of each, before a fixed-rate phase that no
+ * capacity phase came before).
+ */
+export function keysInTurn(keys) {
+  const headers = keys.map((k) => ({ authorization: `Bearer ${k.key}`, 'x-forwarded-for': k.address }));
+  let next = 0;
+  return (req) => ({ ...req, headers: { ...req.headers, ...headers[next++ % headers.length] } });
+}
+
+/**
  * The highest share of a limit any key can reach when the server answers `reqPerSec` in all:
  * per minute (the same share for every key, by the draw's weights) and per day over
  * `totalRequests` (the free plan's, whose day is shortest relative to its minute).

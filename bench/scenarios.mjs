@@ -3,7 +3,7 @@
 // keys' draw, and cursors taken from a real page's Link header.
 import { randomUUID } from 'node:crypto';
 import { URLSearchParams } from 'node:url';
-import { keyPicker } from './keys.mjs';
+import { keyPicker, keysInTurn } from './keys.mjs';
 import { distModule } from './settings.mjs';
 import { SEED_PETS } from './setup.mjs';
 
@@ -121,15 +121,23 @@ for (const name of PROFILES)
  */
 export async function bindScenario(scenario, { keys, cursorFor }) {
   let request = scenario.request;
+  let introduction = null;
   if (scenario.manyKeys) {
     if (!keys) throw new Error(`${scenario.name} needs the many keys`);
     request = { ...request, setupRequest: keyPicker(keys) };
+    introduction = { request: { ...scenario.request, setupRequest: keysInTurn(keys) }, keys: keys.length };
   }
   if (scenario.cursorAfter) {
     const cursor = await cursorFor(scenario.cursorAfter);
     request = { ...request, path: `${request.path}&cursor=${cursor}` };
   }
-  return { ...scenario, request, afterId: scenario.cursorAfter ? await decodedAfter(request.path) : null };
+  return {
+    ...scenario,
+    request,
+    // Every key sent once, in turn (compare.mjs, when no capacity phase has sent them).
+    introduction,
+    afterId: scenario.cursorAfter ? await decodedAfter(request.path) : null,
+  };
 }
 
 /** The id a bound request's cursor points after, for the plans' parameters. */
