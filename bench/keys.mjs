@@ -46,6 +46,9 @@ export async function manyKeys(count = MANY_KEYS) {
 
 const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
 
+/** The headers of a request sent with `k`: its key, from its own client address. */
+const headersOf = (k) => ({ authorization: `Bearer ${k.key}`, 'x-forwarded-for': k.address });
+
 /**
  * The setupRequest (autocannon's and bench/paced.mjs's) for many keys: each request takes a key with probability
  * proportional to its plan's per-minute limit, so every key runs at the same fraction of its
@@ -56,7 +59,7 @@ export function keyPicker(keys) {
   const unit = keys.map((k) => k.perMinute).reduce(gcd);
   const table = [];
   for (const k of keys) {
-    const headers = { authorization: `Bearer ${k.key}`, 'x-forwarded-for': k.address };
+    const headers = headersOf(k);
     for (let w = k.perMinute / unit; w > 0; w--) table.push(headers);
   }
   return (req) => ({ ...req, headers: { ...req.headers, ...table[Math.floor(Math.random() * table.length)] } });
@@ -68,7 +71,7 @@ export function keyPicker(keys) {
  * capacity phase came before).
  */
 export function keysInTurn(keys) {
-  const headers = keys.map((k) => ({ authorization: `Bearer ${k.key}`, 'x-forwarded-for': k.address }));
+  const headers = keys.map(headersOf);
   let next = 0;
   return (req) => ({ ...req, headers: { ...req.headers, ...headers[next++ % headers.length] } });
 }
