@@ -71,6 +71,12 @@
 //                       (listPetsManyKeys; any scenario of the normal dataset) for
 //                       BENCH_SOAK_MINUTES (10; BENCH_SOAK=<minutes> also sets it), VmRSS sampled
 //                       every 10 s; target: the end within 10% of the RSS after minute one
+//   BENCH_FRESH_START=1 instead of the comparison: a rolling deploy's new instance. Every one of
+//                       the 2,000 keys is sent once to a first instance, so all are in use; then
+//                       BENCH_FRESH_ROUNDS (3) times per build (the service, and the candidate
+//                       when BENCH_CANDIDATE is set) a fresh instance is started and sent every
+//                       key once, in turn, at BENCH_RATE (1,000 unless set): that pass's p50, p99
+//                       and the lookups it sent to the database (bench/fresh-start.mjs)
 //   BENCH_SKIP_BUILD=1  reuse .tmp/bench-dist and .tmp/bench-peers as they are
 //   BENCH_TRACE_GC=1    V8's trace of every garbage collection, with its reason, and of its
 //                       pretenuring decisions, in each server's log
@@ -130,6 +136,7 @@ import {
   CAPACITY,
   CONNECTIONS,
   FIXED,
+  FRESH_START,
   DIST,
   DURATION,
   EMBEDDED,
@@ -155,6 +162,7 @@ import {
   log,
   SERVICE_NODE_FLAGS,
 } from './settings.mjs';
+import { freshStart } from './fresh-start.mjs';
 import { soak } from './soak.mjs';
 import { computeTargets, formatTargets } from './targets.mjs';
 
@@ -170,6 +178,7 @@ async function main() {
   mkdirSync(RESULTS, { recursive: true });
   const warnings = build(!SOAK && (SERVERS.includes('floor') || SERVERS.includes('peer')));
   if (SOAK) return soak(warnings);
+  if (FRESH_START) return freshStart(warnings);
   const startedAt = new Date().toISOString();
   const loadBefore = os.loadavg()[0];
   if (loadBefore > 1.5)

@@ -96,6 +96,10 @@ export const ORDER = SERVER_NAMES.filter((s) => SERVERS.includes(s));
 export const SOAK = !process.env.BENCH_SOAK || process.env.BENCH_SOAK === '0' ? null : process.env.BENCH_SOAK;
 export const SOAK_MINUTES = num('BENCH_SOAK_MINUTES', SOAK && SOAK !== '1' ? num('BENCH_SOAK', 10) : 10);
 export const SOAK_SAMPLE_S = 10;
+/** BENCH_FRESH_START=1: fresh instances' first pass over keys in use (bench/fresh-start.mjs), instead of the comparison. */
+export const FRESH_START = process.env.BENCH_FRESH_START === '1';
+/** How many fresh starts each build gets in that mode. */
+export const FRESH_ROUNDS = num('BENCH_FRESH_ROUNDS', 3);
 export const GC_PROBE = pathToFileURL(path.join(ROOT, 'bench/gc-probe.mjs')).href;
 export const CPU_PROFILER = pathToFileURL(path.join(ROOT, 'bench/cpu-profiler.mjs')).href;
 
