@@ -20,12 +20,20 @@ export interface FoundKeyRow {
   expiresAt: Date | null;
   scopes: string[];
 }
+const FOUND_KEY_COLUMNS =
+  '"id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
+  '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt", "scopes"';
 const FIND_BY_HASH: PreparedStatement = {
   name: 'api_keys_find_by_hash',
+  text: `SELECT ${FOUND_KEY_COLUMNS} FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1`,
+};
+
+/** The unrevoked keys last used after $1, the most recently used first, at most $2 of them. */
+const USED_SINCE: PreparedStatement = {
+  name: 'api_keys_used_since',
   text:
-    'SELECT "id", "hash", "previous_hash" AS "previousHash", "previous_expires_at" AS "previousExpiresAt", "plan"::text AS "plan", ' +
-    '"per_minute" AS "perMinute", "per_day" AS "perDay", "last_used_at" AS "lastUsedAt", "revoked_at" AS "revokedAt", "expires_at" AS "expiresAt", "scopes" ' +
-    'FROM "api_keys" WHERE "hash" = $1 OR "previous_hash" = $1 LIMIT 1',
+    `SELECT ${FOUND_KEY_COLUMNS} FROM "api_keys" WHERE "last_used_at" > $1::timestamptz AND "revoked_at" IS NULL ` +
+    'ORDER BY "last_used_at" DESC LIMIT $2',
 };
 
 const TOUCH: PreparedStatement = {
@@ -317,6 +325,11 @@ export class ApiKeysRepository {
   async findByHash(hash: string): Promise<FoundKeyRow | undefined> {
     const [row] = await this.prisma.database.query<FoundKeyRow>(FIND_BY_HASH, [hash]);
     return row;
+  }
+
+  /** The unrevoked keys last used after `since`, the most recently used first, at most `limit`. */
+  async usedSince(since: Date, limit: number): Promise<FoundKeyRow[]> {
+    return this.prisma.database.query<FoundKeyRow>(USED_SINCE, [since, limit]);
   }
 
   /** Sets the key's last_used_at. */

@@ -15,7 +15,7 @@ import { AuditLogRepository } from '../audit/audit-log.repository.js';
 import { changedFields, instant, type Actor, type AuditValue } from '../audit/audit.js';
 import { limitsFor, type Plan } from './plans.js';
 import { DEFAULT_SCOPES, storedScopes, type Scope } from './scopes.js';
-import { ApiKeysRepository, type ApiKeyChange, type InfoRow } from './api-keys.repository.js';
+import { ApiKeysRepository, type ApiKeyChange, type FoundKeyRow, type InfoRow } from './api-keys.repository.js';
 import { KEY_EVENTS, type KeyEvent, type KeyEventData, type KeyEventSink } from './key-events.js';
 import type { Db } from '../audit/audit-log.repository.js';
 
@@ -497,17 +497,22 @@ export class ApiKeysService {
     const current = row !== undefined && hashesEqual(row.hash, hash);
     const previous = !current && row?.previousHash != null && hashesEqual(row.previousHash, hash);
     if (!row || !(current || previous)) return null;
-    return {
-      id: BigInt(row.id),
-      hash: previous ? (row.previousHash as string) : row.hash,
-      plan: row.plan,
-      lastUsedAt: row.lastUsedAt,
-      revokedAt: row.revokedAt,
-      expiresAt: row.expiresAt,
-      previousExpiresAt: previous ? row.previousExpiresAt : null,
-      scopes: storedScopes(row.scopes),
-      ...limitsFor(row.plan, row.perMinute, row.perDay),
-    };
+    return storedKey(row, previous);
+  }
+
+  /**
+   * The unrevoked keys used in the last `withinMs`, the most recently used first, at most
+   * `limit` rows: each under its current secret's hash, and under the previous one's too while
+   * a roll's overlap lasts. What findByHash would return for each of those hashes now.
+   */
+  async recentlyUsed(withinMs: number, limit: number): Promise<StoredApiKey[]> {
+    const now = this.clock.now();
+    const rows = await this.repository.usedSince(new Date(now.getTime() - withinMs), limit);
+    return rows.flatMap((row) =>
+      row.previousHash !== null && row.previousExpiresAt !== null && row.previousExpiresAt > now
+        ? [storedKey(row, false), storedKey(row, true)]
+        : [storedKey(row, false)],
+    );
   }
 
   /** Records that a key was used (AuthService does so at most once a minute per key). */
@@ -527,4 +532,19 @@ export class ApiKeysService {
   private changed(hashes: (string | null)[]): void {
     for (const hash of hashes) if (hash !== null) for (const listener of this.changeListeners) listener(hash);
   }
+}
+
+/** What authentication needs of a key's row, as found by its current secret's hash or its previous one's. */
+function storedKey(row: FoundKeyRow, previous: boolean): StoredApiKey {
+  return {
+    id: BigInt(row.id),
+    hash: previous ? (row.previousHash as string) : row.hash,
+    plan: row.plan,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
+    expiresAt: row.expiresAt,
+    previousExpiresAt: previous ? row.previousExpiresAt : null,
+    scopes: storedScopes(row.scopes),
+    ...limitsFor(row.plan, row.perMinute, row.perDay),
+  };
 }

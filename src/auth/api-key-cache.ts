@@ -65,6 +65,20 @@ export class ApiKeyCache {
     return this.inflight.get(hash);
   }
 
+  /**
+   * Caches keys found by a query of their own as if each had been looked up at `at` (the cache
+   * clock, taken before that query was sent); an outcome already cached is kept. `keys` come
+   * most important first and are set last to first, so that beyond CACHE_MAX the first stay.
+   */
+  warm(keys: readonly StoredApiKey[], at: number): void {
+    if (this.found === undefined) return;
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const stored = keys[i];
+      this.known.set(stored.hash, true);
+      if (!this.found.has(stored.hash)) this.found.set(stored.hash, { stored, at });
+    }
+  }
+
   /** Drops a key's cached lookup (it changed). */
   forget(hash: string): void {
     this.found?.delete(hash);

@@ -131,6 +131,41 @@ describe('AuthService', () => {
     expect(auth.verify('Bearer nope', ADDRESS)).toMatchObject({ ok: false, error: { code: 'invalid_api_key' } });
   });
 
+  describe('at start', () => {
+    it('caches the keys used in the last hour before taking traffic; a failing query leaves each to its lookup', async () => {
+      const { auth, keys } = setup();
+      const recentlyUsed = jest.fn(async (_withinMs: number, _limit: number) => [stored()]);
+      Object.assign(keys, { recentlyUsed });
+      await auth.onApplicationBootstrap();
+      expect(recentlyUsed).toHaveBeenCalledWith(60 * 60_000, 10_000);
+      // The first poll ran before the query: the next one reports what changed after it.
+      expect(keys.changesSince).toHaveBeenCalledTimes(1);
+      expect(auth.verify(`Bearer ${KEY}`, ADDRESS)).toMatchObject({ ok: true, principal: { keyId: '7' } });
+      expect(keys.findByHash).not.toHaveBeenCalled();
+      await auth.beforeApplicationShutdown();
+
+      const failing = setup();
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => {});
+      Object.assign(failing.keys, { recentlyUsed: jest.fn().mockRejectedValue(new Error('connect ECONNREFUSED')) });
+      await failing.auth.onApplicationBootstrap();
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('could not cache the API keys used in the last hour'));
+      warn.mockRestore();
+      expect((await failing.auth.verify(`Bearer ${KEY}`, ADDRESS)).ok).toBe(true);
+      expect(failing.keys.findByHash).toHaveBeenCalledTimes(1);
+      await failing.auth.beforeApplicationShutdown();
+    });
+
+    it('caches nothing at start when the cache is off', async () => {
+      const { auth, keys } = setup({ API_KEY_CACHE_TTL_MS: '0' });
+      const recentlyUsed = jest.fn(async () => [stored()]);
+      Object.assign(keys, { recentlyUsed });
+      await auth.onApplicationBootstrap();
+      expect(recentlyUsed).not.toHaveBeenCalled();
+      await auth.verify(`Bearer ${KEY}`, ADDRESS);
+      expect(keys.findByHash).toHaveBeenCalledTimes(1);
+    });
+  });
+
   describe('polling changed keys', () => {
     it('keeps a key cached past the TTL while polls succeed, and drops it when a poll reports it changed', async () => {
       const cache = (clock = stopCacheClock());

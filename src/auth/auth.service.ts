@@ -1,11 +1,18 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  Optional,
+} from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors/api-error.js';
 import { apiKeysConfig, type ApiKeysConfig } from '../config/api-keys.config.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { Clock } from '../time/clock.js';
 import { apiKeyVersion, hashApiKey, type ApiKeyVersion } from '../api-keys/api-key-format.js';
-import { ApiKeyCache, CACHE_MAX } from './api-key-cache.js';
+import { ApiKeyCache, CACHE_MAX, cacheClock } from './api-key-cache.js';
 import { ApiKeyChangePoller } from './api-key-changes.js';
 import { ApiKeysService, StoredApiKey } from '../api-keys/api-keys.service.js';
 import { AuthObserver, type ApiKeyRefusalReason, type AuthResult } from './auth.types.js';
@@ -19,6 +26,14 @@ interface Credential {
 }
 
 type Refusal = Extract<AuthResult, { ok: false }>;
+
+/**
+ * Keys used this recently (`last_used_at`, by any instance) are cached before an instance takes
+ * traffic: a fresh instance behind a balancer otherwise looks up each key in use on its first
+ * request, all within its first seconds, and the lookups queue for the pool with the requests
+ * (`BENCH_FRESH_START=1 npm run bench`).
+ */
+export const WARM_WINDOW_MS = 60 * 60_000;
 
 /**
  * Checks the bearer API key of a request (docs/api-keys.md): the admission service asks it
@@ -52,9 +67,10 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly changes: ApiKeyChangePoller;
   private readonly guesses: GuessBudgets;
   private readonly lastUsed: LastUsedTimes;
+  private readonly logger = new Logger('Auth');
 
   constructor(
-    keys: ApiKeysService,
+    private readonly keys: ApiKeysService,
     private readonly clock: Clock,
     @Inject(apiKeysConfig.token) private readonly config: ApiKeysConfig,
     @Inject(databaseConfig.token) database: DatabaseConfig,
@@ -108,8 +124,32 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
     this.cache.forget(hash);
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.apiKeyCacheTtlMs > 0) await this.warmCache();
     this.changes.start(this.config.apiKeyCacheTtlMs);
+  }
+
+  /**
+   * Caches the keys used in the last WARM_WINDOW_MS (at most CACHE_MAX) before the instance
+   * listens. The first poll of changes comes first: it learns the database's clock, and the next
+   * poll reports every change after it (less the overlap), so a key changed after this query
+   * read it is dropped like any cached key. A failing query leaves the cache empty: each key
+   * is then looked up on its first request, as it would be without this.
+   */
+  private async warmCache(): Promise<void> {
+    await this.changes.pollChanges();
+    const at = cacheClock.now();
+    try {
+      const keys = await this.keys.recentlyUsed(WARM_WINDOW_MS, CACHE_MAX);
+      this.cache.warm(keys, at);
+      this.logger.log(
+        `cached ${keys.length} API key secrets used in the last hour, in ${Math.round(cacheClock.now() - at)} ms`,
+      );
+    } catch (err) {
+      this.logger.warn(
+        `could not cache the API keys used in the last hour (each is looked up on its first request): ${(err as Error)?.message ?? err}`,
+      );
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -341,6 +341,74 @@ describeEachDatabase('API key authentication on %s', (kind) => {
   });
 });
 
+describeEachDatabase('a fresh instance on %s', (kind) => {
+  let db: TestDatabase;
+  const apps: NestExpressApplication[] = [];
+  const start = async () => {
+    const app = await startTestApp(db, { env: { API_KEY_CACHE_TTL_MS: String(CACHE_TTL_MS) } });
+    apps.push(app);
+    return app;
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+  });
+
+  afterAll(async () => {
+    await Promise.all(apps.map((a) => a.close()));
+    await db?.drop();
+  });
+
+  it('serves the keys used in the last hour without a lookup, and drops one changed since like any cached key', async () => {
+    // The instance before: keys issued, some used (as any instance records it, in last_used_at).
+    const before = await start();
+    const issue = (name: string) => issueApiKey(before, { name });
+    const [used, idle, revoked, unused, rolled] = [
+      await issue('used'),
+      await issue('idle'),
+      await issue('revoked'),
+      await issue('unused'),
+      await issue('rolled'),
+    ];
+    const sql = (app: NestExpressApplication, query: string) => app.get(PrismaService).$queryRawUnsafe(query);
+    await sql(before, `UPDATE api_keys SET last_used_at = now() WHERE name IN ('used', 'revoked', 'rolled')`);
+    await sql(before, `UPDATE api_keys SET last_used_at = now() - interval '2 hours' WHERE name = 'idle'`);
+    await sql(before, `UPDATE api_keys SET revoked_at = now() WHERE name = 'revoked'`);
+    const [{ id }] = (await sql(before, `SELECT id FROM api_keys WHERE name = 'rolled'`)) as { id: bigint }[];
+    const { key: rolledNew } = (await before.get(ApiKeysService).roll(BigInt(id), 3_600_000, TEST_ACTOR))!;
+    await before.close();
+    apps.splice(apps.indexOf(before), 1);
+
+    const app = await start();
+    const lookups = jest.spyOn(app.get(ApiKeysService), 'findByHash');
+    const cache = stopCacheClock();
+    try {
+      const status = async (key: string) =>
+        (await request(app.getHttpServer()).get('/v1/pets?limit=1').set('Authorization', `Bearer ${key}`)).status;
+      // Used in the last hour: cached at start, both secrets of the rolled key within its overlap.
+      for (const key of [used, rolled, rolledNew]) expect(await status(key)).toBe(200);
+      expect(lookups).toHaveBeenCalledTimes(0);
+      // Not used in the last hour, never used, revoked: looked up on the first request.
+      expect(await status(idle)).toBe(200);
+      expect(await status(unused)).toBe(200);
+      expect(await status(revoked)).toBe(401);
+      expect(lookups).toHaveBeenCalledTimes(3);
+
+      // Revoked by another process after the instance started: the next poll reports it.
+      await sql(app, `UPDATE api_keys SET revoked_at = now() WHERE name = 'used'`);
+      await app.get(AuthService).pollChanges();
+      expect401(
+        await request(app.getHttpServer()).get('/v1/pets').set('Authorization', `Bearer ${used}`),
+        'invalid_api_key',
+        used,
+      );
+    } finally {
+      cache.restore();
+      lookups.mockRestore();
+    }
+  });
+});
+
 describe('with API_KEY_PEPPER', () => {
   const pepper = 'a-pepper-of-at-least-32-characters!!';
   let db: TestDatabase;
