@@ -1,18 +1,8 @@
 import type { StoredApiKey } from '../api-keys/api-keys.service.js';
+import { storedApiKey } from '../../test/factories/stored-api-key.factory.js';
 import { ApiKeyCache, CACHE_MAX, cacheClock } from './api-key-cache.js';
 
-const key = (n: number): StoredApiKey => ({
-  id: BigInt(n),
-  hash: `hash-${n}`,
-  plan: 'pro',
-  perMinute: 300,
-  perDay: 10_000,
-  lastUsedAt: null,
-  revokedAt: null,
-  expiresAt: null,
-  previousExpiresAt: null,
-  scopes: ['pets:read'],
-});
+const key = (n: number): StoredApiKey => storedApiKey({ id: BigInt(n), hash: `hash-${n}` });
 
 describe('ApiKeyCache.warm', () => {
   it('keeps the first CACHE_MAX keys it is given', () => {

@@ -5,25 +5,14 @@ import { loadConfig } from '../config/config.js';
 import { generateApiKey, hashApiKey } from '../api-keys/api-key-format.js';
 import type { ApiKeysService, StoredApiKey } from '../api-keys/api-keys.service.js';
 import { FakeClock } from '../../test/support/app.js';
+import { storedApiKey } from '../../test/factories/stored-api-key.factory.js';
 import { AuthMetrics, MetricsService } from '../metrics/metrics.service.js';
 import { AuthService } from './auth.service.js';
 
 const KEY = generateApiKey();
 
 function stored(overrides: Partial<StoredApiKey> = {}): StoredApiKey {
-  return {
-    id: 7n,
-    hash: hashApiKey(KEY),
-    plan: 'pro',
-    perMinute: 300,
-    perDay: 10_000,
-    lastUsedAt: null,
-    revokedAt: null,
-    expiresAt: null,
-    previousExpiresAt: null,
-    scopes: ['pets:read', 'pets:write'],
-    ...overrides,
-  };
+  return storedApiKey({ hash: hashApiKey(KEY), ...overrides });
 }
 
 function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stored()) {
