@@ -54,6 +54,15 @@ async function alternate(servers, names, scenario, key, { rate, settle }) {
   return per;
 }
 
+/** How long one pass over every key of the scenario lasts at `rate`, with a second to spare. */
+const introductionSeconds = (scenario, rate) => Math.ceil(scenario.introduction.keys / rate) + 1;
+
+/** Sends `server` every key of the scenario once, in turn, at `rate` (its introduction's requests). */
+export function sendEveryKey(server, scenario, key, rate) {
+  const seconds = introductionSeconds(scenario, rate);
+  return load(server, { ...scenario, request: scenario.introduction.request }, key, seconds, { rate });
+}
+
 /**
  * Sends each server every key of the scenario once, in turn, at the fixed rate, unmeasured: what
  * the capacity phase does when it runs. Without it each server's first measured run would hold
@@ -62,14 +71,11 @@ async function alternate(servers, names, scenario, key, { rate, settle }) {
  * join the check that no answer was a 429).
  */
 async function introduce(servers, names, scenario, key, rate) {
-  const seconds = Math.ceil(scenario.introduction.keys / rate) + 1;
   const serviceRuns = [];
   for (const name of names) {
-    const r = await load(servers[name], { ...scenario, request: scenario.introduction.request }, key, seconds, {
-      rate,
-    });
+    const r = await sendEveryKey(servers[name], scenario, key, rate);
     log(
-      `${scenario.name} ${name}: each of the ${scenario.introduction.keys} keys sent first (${r.requests} requests in ${seconds} s, p99 ${r.p99Ms} ms, not measured)`,
+      `${scenario.name} ${name}: each of the ${scenario.introduction.keys} keys sent first (${r.requests} requests in ${introductionSeconds(scenario, rate)} s, p99 ${r.p99Ms} ms, not measured)`,
     );
     if (name === 'service') serviceRuns.push(r);
   }

@@ -2,8 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bindAll } from './compare.mjs';
-import { load } from './load.mjs';
+import { bindAll, sendEveryKey } from './compare.mjs';
 import { freePort } from '../test/support/local-servers.mjs';
 import { get, startServer, stopProcess } from './processes.mjs';
 import { fmt, quietMachineWarnings } from './report.mjs';
@@ -53,14 +52,10 @@ export async function freshStart(warnings) {
       port,
       { tag },
     );
-  const pass = async (server, scenario) => {
-    const seconds = Math.ceil(scenario.introduction.keys / rate) + 1;
-    return load(server, { ...scenario, request: scenario.introduction.request }, key, seconds, { rate });
-  };
 
   const first = await start('service', 'first');
   const [scenario] = await bindAll([chosen], { service: first }, key, many.keys);
-  const marked = await pass(first, scenario);
+  const marked = await sendEveryKey(first, scenario, key, rate);
   log(`first instance: every key sent once (${marked.requests} requests, p99 ${marked.p99Ms} ms)`);
   await stopProcess(first.child);
 
@@ -68,7 +63,7 @@ export async function freshStart(warnings) {
   for (let round = 1; round <= FRESH_ROUNDS; round++) {
     for (const name of Object.keys(builds)) {
       const server = await start(name, `${name}-${round}`);
-      const r = await pass(server, scenario);
+      const r = await sendEveryKey(server, scenario, key, rate);
       const sent = await lookups(server);
       await stopProcess(server.child);
       passes.push({ name, round, readyMs: Math.round(server.readyMs), lookups: sent, ...r });
