@@ -59,6 +59,10 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
     // generator's own share of each latency (null for autocannon).
     sendLagP50Ms: result.sendLag ? result.sendLag.p50 : null,
     sendLagP99Ms: result.sendLag ? result.sendLag.p99 : null,
+    // At a fixed rate, the windows of 100 ms of due time holding the slowest 1% of the responses
+    // (paced.mjs, slowestWindows): a p99 made of a few stalls, or spread over the run.
+    slowWindows: result.slowest ? result.slowest.windows : null,
+    slowBusiest: result.slowest ? result.slowest.busiest : null,
     // Requests with no response; both generators count their timeouts among their errors.
     errors: result.errors,
     non2xx: result.non2xx,
@@ -178,13 +182,20 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
   }
   if (!quiet)
     log(
-      `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${rate > 0 ? `at ${rate}: ` : ''}${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ` +
+      `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${rate > 0 ? `at ${rate}: ` : ''}${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms${slowest(r)}, ` +
         `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req` +
         `${r.pgCpuUsPerReq !== null ? ` (+ PostgreSQL ${r.pgCpuUsPerReq}, Redis ${r.redisCpuUsPerReq ?? '–'})` : ''}` +
         `${r.redisScriptsPerReq ? `, Redis scripts ${r.redisScriptsPerReq}/req` : ''}, ` +
         `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${fullCollections(r.loop.gc)}${profile ? ' (profiled)' : ''}`,
     );
   return r;
+}
+
+/** Where a fixed-rate run's slowest 1% fell due: how many 100 ms windows, and the busiest (at seconds). */
+function slowest(r) {
+  if (!r.slowWindows) return '';
+  const busiest = r.slowBusiest.slice(0, 3).map((w) => `${w.requests} at ${(w.atMs / 1000).toFixed(1)} s`);
+  return ` (slowest 1% in ${r.slowWindows} windows of 100 ms; most: ${busiest.join(', ')})`;
 }
 
 /** The run's full collections, with the heap in use and the external memory after them (gc-probe.mjs). */

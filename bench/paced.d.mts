@@ -37,6 +37,26 @@ export interface PacedLatency {
   totalCount: number;
 }
 
+/** A window of due time that holds some of the slowest responses (`slowestWindows`). */
+export interface SlowWindow {
+  /** Milliseconds from the run's start to the window's start. */
+  atMs: number;
+  /** How many of the slowest responses fell due in it. */
+  requests: number;
+  /** The longest of their latencies, ms. */
+  maxMs: number;
+}
+
+/** The slowest 1% of the 2xx responses, by when they fell due. */
+export interface SlowestWindows {
+  requests: number;
+  /** Windows of `windowMs` of due time that hold them. */
+  windows: number;
+  windowMs: number;
+  /** The windows holding most of them, most first (at most 5). */
+  busiest: SlowWindow[];
+}
+
 export interface PacedResult {
   /** total: responses of any status; sent: requests sent; average: responses a second. */
   requests: { total: number; sent: number; average: number };
@@ -51,6 +71,7 @@ export interface PacedResult {
   firstError: string | null;
   /** Seconds from the first due time to the last response, at least the run's duration. */
   duration: number;
+  slowest: SlowestWindows;
   '1xx': number;
   '2xx': number;
   '3xx': number;
@@ -59,6 +80,9 @@ export interface PacedResult {
 }
 
 export function paced(options: PacedOptions): Promise<PacedResult>;
+
+/** The slowest 1% of responses by due time: request i's latency in µs (NaN: none), due at i × periodMs. */
+export function slowestWindows(latenciesUs: ArrayLike<number>, periodMs: number, windowMs?: number): SlowestWindows;
 
 /** Keep-alive connections for paced runs (pipelining 1), to `destroy()` when done. */
 export function pacedPool(url: string, connections: number): Pool;

@@ -16,6 +16,10 @@ import { Pool } from 'undici';
 
 /** How long the run waits for the responses still outstanding once the last request is sent. */
 const DRAIN_SECONDS = 10;
+/** The width of the windows of due time the slowest responses are counted in (`slowest`). */
+export const SLOW_WINDOW_MS = 100;
+/** The busiest of those windows a result lists. */
+const BUSIEST_WINDOWS = 5;
 
 /**
  * `rate` requests a second over at most `connections` keep-alive connections (pipelining 1,
@@ -98,6 +102,8 @@ class Run {
     // Microseconds; three significant digits.
     this.latency = build({ lowestDiscernibleValue: 1, highestTrackableValue: 60e6, numberOfSignificantValueDigits: 3 });
     this.sendLag = build({ lowestDiscernibleValue: 1, highestTrackableValue: 60e6, numberOfSignificantValueDigits: 3 });
+    // Each 2xx response's latency in µs by request number (NaN: none), for `slowest`.
+    this.latencies = new Float64Array(this.planned).fill(NaN);
     this.onIdle = null;
     this.allSent = null;
     this.failed = null;
@@ -126,7 +132,7 @@ class Run {
         const due = this.t0 + this.next * this.periodMs;
         if (due > now) break;
         this.sendLag.recordValue(Math.round((now - due) * 1000));
-        this.send(due);
+        this.send(due, this.next);
         this.next++;
       }
     } catch (err) {
@@ -138,7 +144,7 @@ class Run {
     else this.allSent();
   }
 
-  send(due) {
+  send(due, index) {
     let options = this.fixed;
     if (options === null) {
       const req = this.setup(this.base);
@@ -151,7 +157,7 @@ class Run {
     }
     this.outstanding++;
     // Queued in the pool while every connection is busy; dispatch reports its own errors to the handler.
-    this.pool.dispatch(options, new Exchange(this, due));
+    this.pool.dispatch(options, new Exchange(this, due, index));
   }
 
   response(exchange) {
@@ -163,7 +169,11 @@ class Run {
     const cls = Math.floor(status / 100) - 1;
     if (cls >= 0 && cls < 5) this.classes[cls]++;
     this.codes.set(status, (this.codes.get(status) ?? 0) + 1);
-    if (cls === 1) this.latency.recordValue(Math.round((now - exchange.due) * 1000));
+    if (cls === 1) {
+      const us = Math.round((now - exchange.due) * 1000);
+      this.latency.recordValue(us);
+      this.latencies[exchange.index] = us;
+    }
     this.settled();
   }
 
@@ -228,6 +238,7 @@ class Run {
       statusCodeStats,
       firstError: this.firstError ? String(this.firstError.code ?? this.firstError.message) : null,
       duration: Math.round(elapsedMs) / 1000,
+      slowest: slowestWindows(this.latencies, this.periodMs),
     };
     for (let i = 0; i < 5; i++) out[`${i + 1}xx`] = this.classes[i];
     this.latency.destroy();
@@ -238,9 +249,10 @@ class Run {
 
 /** undici's handler of one request (its callback interface on raw headers, which it does not parse). */
 class Exchange {
-  constructor(run, due) {
+  constructor(run, due, index) {
     this.run = run;
     this.due = due;
+    this.index = index;
     this.status = 0;
   }
 
@@ -263,4 +275,31 @@ class Exchange {
   onError(err) {
     this.run.failure(err);
   }
+}
+
+/**
+ * Where in the run its slowest 1% of 2xx responses fell due: the number of SLOW_WINDOW_MS windows
+ * of due time (from the run's start) that hold them, and the busiest windows. A p99 made by a few
+ * stalls of the server (a pause, a burst of other work on the machine) sits in a few windows,
+ * most of their requests slow; one made by requests slow at random is spread over many.
+ * `latenciesUs[i]` is request i's latency (NaN: no 2xx response); i / rate is its due time.
+ */
+export function slowestWindows(latenciesUs, periodMs, windowMs = SLOW_WINDOW_MS) {
+  const answered = [];
+  for (let i = 0; i < latenciesUs.length; i++) if (!Number.isNaN(latenciesUs[i])) answered.push(i);
+  const count = Math.ceil(answered.length / 100);
+  if (count === 0) return { requests: 0, windows: 0, windowMs, busiest: [] };
+  answered.sort((a, b) => latenciesUs[b] - latenciesUs[a]);
+  const byWindow = new Map();
+  for (const i of answered.slice(0, count)) {
+    const w = Math.floor((i * periodMs) / windowMs);
+    const entry = byWindow.get(w) ?? { atMs: w * windowMs, requests: 0, maxMs: 0 };
+    entry.requests++;
+    entry.maxMs = Math.max(entry.maxMs, Math.round(latenciesUs[i] / 10) / 100);
+    byWindow.set(w, entry);
+  }
+  const busiest = [...byWindow.values()]
+    .sort((a, b) => b.requests - a.requests || a.atMs - b.atMs)
+    .slice(0, BUSIEST_WINDOWS);
+  return { requests: count, windows: byWindow.size, windowMs, busiest };
 }

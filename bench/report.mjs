@@ -129,6 +129,7 @@ export function loopTable(rows) {
       'loop delay p50 ms',
       'p99 ms',
       'max ms',
+      'slowest 1% in 100 ms windows',
     ],
     rows.map((r) => [
       r.phase === 'fixed' ? `${r.scenario} at ${fmt(r.rate)}/s` : r.scenario,
@@ -140,6 +141,7 @@ export function loopTable(rows) {
       fmt(r.loop.p50, 1),
       fmt(r.loop.p99, 1),
       fmt(r.loop.max, 1),
+      fmt(r.slowWindows),
     ]),
   );
 }
@@ -189,6 +191,7 @@ export function aggregate(scenario, server, runs) {
     redisCpuUsPerReq: m('redisCpuUsPerReq'),
     redisScriptsPerReq: m('redisScriptsPerReq'),
     logLinesPerReq: m('logLinesPerReq'),
+    slowWindows: m('slowWindows'),
     gc: {
       count: mean(runs.map((r) => r.loop.gc.count)),
       totalMs: mean(runs.map((r) => r.loop.gc.totalMs)),

@@ -428,7 +428,7 @@ async function main() {
         ]
       : []),
     '',
-    'GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both):',
+    'GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both), and at the fixed rate the windows of 100 ms of due time that hold the slowest 1% of the responses (bench/paced.mjs; a few: the p99 is made of stalls, many: of requests slow here and there):',
     '',
     loopTable(rows),
     ...(embedded

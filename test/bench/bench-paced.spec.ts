@@ -4,8 +4,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { paced, pacedPool, type PacedRequest } from '../../bench/paced.mjs';
+import { paced, pacedPool, slowestWindows, type PacedRequest } from '../../bench/paced.mjs';
 import { waitFor } from '../support/wait-for.js';
+
+const STALL_MS = 200;
 
 interface Arrival {
   at: number;
@@ -22,9 +24,13 @@ interface TestServer {
   close(): Promise<void>;
 }
 
-/** 200 for any path but /fail (500), /slow (200 after 300 ms) and /hang (never answered). */
+/**
+ * 200 for any path but /fail (500), /slow (200 after 300 ms) and /hang (never answered); /stall
+ * holds every response, its own and those of the requests after it, until 200 ms after it came.
+ */
 async function startServer(): Promise<TestServer> {
   const arrivals: Arrival[] = [];
+  let heldUntil = 0;
   const server = http.createServer((req, res) => {
     arrivals.push({
       at: performance.now(),
@@ -38,7 +44,10 @@ async function startServer(): Promise<TestServer> {
       res.writeHead(req.url === '/fail' ? 500 : 200, { 'content-type': 'application/json' });
       res.end('{"ok":true}');
     };
+    if (req.url === '/stall') heldUntil = performance.now() + STALL_MS;
+    const held = heldUntil - performance.now();
     if (req.url === '/slow') setTimeout(answer, 300);
+    else if (held > 0) setTimeout(answer, held);
     else answer();
   });
   let closed = 0;
@@ -118,6 +127,51 @@ describe('bench/paced.mjs', () => {
     expect(result.latency.max).toBeGreaterThanOrEqual(299);
     const { p50, p90, p99, p99_9, max } = result.latency;
     expect([p50, p90, p99, p99_9, max]).toEqual([p50, p90, p99, p99_9, max].sort((a, b) => a - b));
+  });
+
+  it('finds the slowest 1% of the responses in the windows of a stall', async () => {
+    server = await startServer();
+    const rate = 500;
+    const stallAt = 600; // due at 1.2 s
+    const result = await paced({
+      url: server.url,
+      connections: 64,
+      rate,
+      duration: 2,
+      request: numbered((i) => (i === stallAt ? '/stall' : '/ok')),
+    });
+    expect(result.latency.totalCount).toBe(1000);
+    // The 10 slowest are the requests that came first in the 200 ms the server held, each waiting
+    // nearly all of it: due within a window or two of the stall's start.
+    const { slowest } = result;
+    expect(slowest).toMatchObject({ requests: 10, windowMs: 100 });
+    expect(slowest.windows).toBeLessThanOrEqual(2);
+    expect(slowest.busiest.reduce((n, w) => n + w.requests, 0)).toBe(10);
+    const stallDueMs = (stallAt * 1000) / rate;
+    for (const w of slowest.busiest) {
+      expect(w.atMs).toBeGreaterThanOrEqual(stallDueMs - 100);
+      expect(w.atMs).toBeLessThanOrEqual(stallDueMs + 100);
+      expect(w.maxMs).toBeGreaterThanOrEqual(STALL_MS - 50);
+    }
+  });
+
+  it('counts the slowest 1% over every window it falls in, and none of requests not answered', () => {
+    // Request i due at i ms; latencies rising with i, two unanswered.
+    const latencies = Float64Array.from({ length: 1000 }, (_, i) => (i % 500 === 0 ? NaN : 1000 + i));
+    const found = slowestWindows(latencies, 1);
+    // 998 answered, so the slowest 1% is 10 requests: 990 to 999, all in the window from 900 ms.
+    expect(found.requests).toBe(10);
+    expect(found.windows).toBe(1);
+    expect(found.busiest).toEqual([{ atMs: 900, requests: 10, maxMs: 2 }]);
+    // Spread: the slowest one in each of 10 windows.
+    const spread = Float64Array.from({ length: 1000 }, (_, i) => (i % 100 === 50 ? 50_000 : 1000));
+    expect(slowestWindows(spread, 1)).toMatchObject({ requests: 10, windows: 10 });
+    expect(slowestWindows(new Float64Array(3).fill(NaN), 1)).toEqual({
+      requests: 0,
+      windows: 0,
+      windowMs: 100,
+      busiest: [],
+    });
   });
 
   it('counts a refused connection as an error for every request', async () => {
