@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { paced, pacedPool } from './paced.mjs';
+import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
 import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf, redisScriptCount } from './processes.mjs';
 import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
@@ -59,7 +59,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
     // generator's own share of each latency (null for autocannon).
     sendLagP50Ms: result.sendLag ? result.sendLag.p50 : null,
     sendLagP99Ms: result.sendLag ? result.sendLag.p99 : null,
-    // At a fixed rate, the windows of 100 ms of due time holding the slowest 1% of the responses
+    // At a fixed rate, the windows of SLOW_WINDOW_MS of due time holding the slowest 1% of the responses
     // (paced.mjs, slowestWindows): a p99 made of a few stalls, or spread over the run.
     slowWindows: result.slowest ? result.slowest.windows : null,
     slowBusiest: result.slowest ? result.slowest.busiest : null,
@@ -191,11 +191,11 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
   return r;
 }
 
-/** Where a fixed-rate run's slowest 1% fell due: how many 100 ms windows, and the busiest (at seconds). */
+/** Where a fixed-rate run's slowest 1% fell due: how many SLOW_WINDOW_MS windows, and the busiest (at seconds). */
 function slowest(r) {
   if (!r.slowWindows) return '';
   const busiest = r.slowBusiest.slice(0, 3).map((w) => `${w.requests} at ${(w.atMs / 1000).toFixed(1)} s`);
-  return ` (slowest 1% in ${r.slowWindows} windows of 100 ms; most: ${busiest.join(', ')})`;
+  return ` (slowest 1% in ${r.slowWindows} windows of ${SLOW_WINDOW_MS} ms; most: ${busiest.join(', ')})`;
 }
 
 /** The run's full collections, with the heap in use and the external memory after them (gc-probe.mjs). */

@@ -132,7 +132,7 @@ class Run {
         const due = this.t0 + this.next * this.periodMs;
         if (due > now) break;
         this.sendLag.recordValue(Math.round((now - due) * 1000));
-        this.send(due, this.next);
+        this.send(due);
         this.next++;
       }
     } catch (err) {
@@ -144,7 +144,7 @@ class Run {
     else this.allSent();
   }
 
-  send(due, index) {
+  send(due) {
     let options = this.fixed;
     if (options === null) {
       const req = this.setup(this.base);
@@ -157,7 +157,8 @@ class Run {
     }
     this.outstanding++;
     // Queued in the pool while every connection is busy; dispatch reports its own errors to the handler.
-    this.pool.dispatch(options, new Exchange(this, due, index));
+    // this.next is the request's number until tick() moves on to the next.
+    this.pool.dispatch(options, new Exchange(this, due, this.next));
   }
 
   response(exchange) {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { keyHeadroom } from './keys.mjs';
 import { formatLedger } from './ledger.mjs';
+import { SLOW_WINDOW_MS } from './paced.mjs';
 import { formatSummary } from './profile-summary.mjs';
 import { DURATION, ROOT } from './settings.mjs';
 
@@ -129,7 +130,7 @@ export function loopTable(rows) {
       'loop delay p50 ms',
       'p99 ms',
       'max ms',
-      'slowest 1% in 100 ms windows',
+      `slowest 1% in ${SLOW_WINDOW_MS} ms windows`,
     ],
     rows.map((r) => [
       r.phase === 'fixed' ? `${r.scenario} at ${fmt(r.rate)}/s` : r.scenario,

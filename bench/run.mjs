@@ -99,6 +99,7 @@ import { bindAll, compare } from './compare.mjs';
 import { issueKey } from './keys.mjs';
 import { measure } from './load.mjs';
 import { explainReads, formatFullPlans, formatPlanLines } from './plans.mjs';
+import { SLOW_WINDOW_MS } from './paced.mjs';
 import { freePort } from '../test/support/local-servers.mjs';
 import { cleanup, cleanups, get, memoryOf, startServer, stopProcess } from './processes.mjs';
 import {
@@ -428,7 +429,7 @@ async function main() {
         ]
       : []),
     '',
-    'GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both), and at the fixed rate the windows of 100 ms of due time that hold the slowest 1% of the responses (bench/paced.mjs; a few: the p99 is made of stalls, many: of requests slow here and there):',
+    `GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both), and at the fixed rate the windows of ${SLOW_WINDOW_MS} ms of due time that hold the slowest 1% of the responses (bench/paced.mjs; a few: the p99 is made of stalls, many: of requests slow here and there):`,
     '',
     loopTable(rows),
     ...(embedded
