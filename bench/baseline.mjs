@@ -15,8 +15,14 @@ import pg from 'pg';
 const PORT = Number(process.env.PORT ?? 3601);
 const HOST = process.env.HOST ?? '127.0.0.1';
 const BASE = process.env.PUBLIC_BASE_URL ?? `http://localhost:${PORT}/v1`;
-// The service's default pool size (DB_POOL_MAX), so both compete for the same connections.
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
+// The service's default pool size (DB_POOL_MAX), so both compete for the same connections, and
+// its pool's setting of keeping them open (an idle server closing its connections would stall
+// the queries of the server being measured meanwhile).
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.DB_POOL_MAX ?? 10),
+  idleTimeoutMillis: 0,
+});
 pool.on('error', () => {});
 
 // A copy of PET_SQL for running this file by hand: each status has its own two statements,

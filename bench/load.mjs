@@ -7,7 +7,8 @@ import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
-import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf, redisScriptCount } from './processes.mjs';
+import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
+import { sessionsSince } from './pg-sessions.mjs';
 import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
 /**
@@ -24,6 +25,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
     if (m) peakRss = Math.max(peakRss, m.rss);
   };
   const scripts0 = await redisScriptCount();
+  const sessions0 = await pgSessions();
   const timer = setInterval(sample, 100);
   const cpu0 = cpuMsOf(server.child.pid);
   const infra0 = infraCpu();
@@ -44,6 +46,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
   const infra = infraCpuSince(infra0);
   clearInterval(timer);
   const scripts1 = await redisScriptCount();
+  const sessions = sessionsSince(sessions0, await pgSessions());
   sample();
   const total = result.requests.total;
   return {
@@ -63,6 +66,9 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
     // (paced.mjs, slowestWindows): a p99 made of a few stalls, or spread over the run.
     slowWindows: result.slowest ? result.slowest.windows : null,
     slowBusiest: result.slowest ? result.slowest.busiest : null,
+    // PostgreSQL connections any server opened and closed during the run (pgSessions).
+    pgOpened: sessions ? sessions.opened : null,
+    pgClosed: sessions ? sessions.closed : null,
     // Requests with no response; both generators count their timeouts among their errors.
     errors: result.errors,
     non2xx: result.non2xx,
@@ -185,7 +191,8 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
       `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${rate > 0 ? `at ${rate}: ` : ''}${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms${slowest(r)}, ` +
         `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req` +
         `${r.pgCpuUsPerReq !== null ? ` (+ PostgreSQL ${r.pgCpuUsPerReq}, Redis ${r.redisCpuUsPerReq ?? '–'})` : ''}` +
-        `${r.redisScriptsPerReq ? `, Redis scripts ${r.redisScriptsPerReq}/req` : ''}, ` +
+        `${r.redisScriptsPerReq ? `, Redis scripts ${r.redisScriptsPerReq}/req` : ''}` +
+        `${r.pgOpened || r.pgClosed ? `, PostgreSQL connections opened ${r.pgOpened}, closed ${r.pgClosed}` : ''}, ` +
         `GC ${r.loop.gc.count}× ${Math.round(r.loop.gc.totalMs)} ms${fullCollections(r.loop.gc)}${profile ? ' (profiled)' : ''}`,
     );
   return r;

@@ -6,7 +6,19 @@ import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CPU_PROFILER, GC_PROBE, NODE_BIN, REDIS_URL, ROOT, RUN_ID, TRACE_GC, WORK, log } from './settings.mjs';
+import { SessionCounter } from './pg-sessions.mjs';
+import {
+  CPU_PROFILER,
+  GC_PROBE,
+  NODE_BIN,
+  PG_ADMIN_URL,
+  REDIS_URL,
+  ROOT,
+  RUN_ID,
+  TRACE_GC,
+  WORK,
+  log,
+} from './settings.mjs';
 
 /** Releases run in reverse order of registration by cleanup(). */
 export const cleanups = [];
@@ -145,6 +157,21 @@ export async function redisScriptCount() {
   } catch {
     return null;
   }
+}
+
+let sessionCounter;
+/**
+ * PostgreSQL's sessions so far (bench/pg-sessions.mjs) on one connection kept for the run; null
+ * without a PostgreSQL 14 or later to ask. Read before and after a run, sessionsSince says how
+ * many connections any server opened and closed meanwhile.
+ */
+export async function pgSessions() {
+  if (sessionCounter === undefined) {
+    const counter = new SessionCounter(PG_ADMIN_URL);
+    sessionCounter = (await counter.start()) ? counter : null;
+    if (sessionCounter) cleanups.push(() => counter.close());
+  }
+  return sessionCounter === null ? null : sessionCounter.read();
 }
 
 export async function get(url, headers = {}) {

@@ -131,6 +131,7 @@ export function loopTable(rows) {
       'p99 ms',
       'max ms',
       `slowest 1% in ${SLOW_WINDOW_MS} ms windows`,
+      'PostgreSQL connections opened / closed',
     ],
     rows.map((r) => [
       r.phase === 'fixed' ? `${r.scenario} at ${fmt(r.rate)}/s` : r.scenario,
@@ -143,6 +144,7 @@ export function loopTable(rows) {
       fmt(r.loop.p99, 1),
       fmt(r.loop.max, 1),
       fmt(r.slowWindows),
+      r.pgOpened === null ? '–' : `${fmt(r.pgOpened)} / ${fmt(r.pgClosed)}`,
     ]),
   );
 }
@@ -193,6 +195,9 @@ export function aggregate(scenario, server, runs) {
     redisScriptsPerReq: m('redisScriptsPerReq'),
     logLinesPerReq: m('logLinesPerReq'),
     slowWindows: m('slowWindows'),
+    // Summed over the runs: a connection opened or closed anywhere is a stall source in any run.
+    pgOpened: runs.every((r) => r.pgOpened == null) ? null : sum(runs.map((r) => r.pgOpened)),
+    pgClosed: runs.every((r) => r.pgClosed == null) ? null : sum(runs.map((r) => r.pgClosed)),
     gc: {
       count: mean(runs.map((r) => r.loop.gc.count)),
       totalMs: mean(runs.map((r) => r.loop.gc.totalMs)),

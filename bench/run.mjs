@@ -1,7 +1,7 @@
 // `npm run bench`: the service against its peers on real PostgreSQL and Redis, then the embedded
 // default. See docs/performance.md.
 //
-// The servers, all on the same Node and database, each with the same pool size (10):
+// The servers, all on the same Node and database, each with the same pool (10 connections, kept open):
 //   raw      bench/baseline.mjs: node:http + pg, the service's own SQL as named prepared statements
 //   floor    bench/peers/floor.ts: bare NestJS + Express + pg, the same SQL, one controller
 //   peer     bench/peers/peer.ts: bare NestJS + Express + Prisma + ValidationPipe, as the docs show
@@ -429,7 +429,7 @@ async function main() {
         ]
       : []),
     '',
-    `GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both), and at the fixed rate the windows of ${SLOW_WINDOW_MS} ms of due time that hold the slowest 1% of the responses (bench/paced.mjs; a few: the p99 is made of stalls, many: of requests slow here and there):`,
+    `GC pauses and event-loop delay during the measured runs (bench/gc-probe.mjs; means of the two runs, maxima over both), and at the fixed rate the windows of ${SLOW_WINDOW_MS} ms of due time that hold the slowest 1% of the responses (bench/paced.mjs; a few: the p99 is made of stalls, many: of requests slow here and there), and the PostgreSQL connections any server opened and closed during the runs (summed; each forks or ends a backend):`,
     '',
     loopTable(rows),
     ...(embedded

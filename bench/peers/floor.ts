@@ -92,8 +92,13 @@ class PetsController {
   providers: [
     {
       provide: PG_POOL,
+      // The service's pool: its size, and its connections kept open (as bench/baseline.mjs's).
       useFactory: () =>
-        new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) }),
+        new pg.Pool({
+          connectionString: process.env.DATABASE_URL,
+          max: Number(process.env.DB_POOL_MAX ?? 10),
+          idleTimeoutMillis: 0,
+        }),
     },
   ],
 })

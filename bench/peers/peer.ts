@@ -42,6 +42,8 @@ class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestro
     const adapter = new PrismaPg({
       connectionString: process.env.DATABASE_URL,
       max: Number(process.env.DB_POOL_MAX ?? 10),
+      // Connections kept open, as the service's pool keeps them (bench/baseline.mjs).
+      idleTimeoutMillis: 0,
     });
     super({ adapter });
   }

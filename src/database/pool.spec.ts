@@ -1,4 +1,55 @@
-import { QueryWatch } from './pool.js';
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config/database.config.js';
+import { POOL_KEEPALIVE_DELAY_MS, QueryWatch, poolConfig } from './pool.js';
+
+/** A connection that connects at once and counts how often the pool ends it. */
+class StubClient extends EventEmitter {
+  static ended = 0;
+  readonly _queryable = true;
+  connect(callback: (err?: Error) => void): void {
+    callback();
+  }
+  end(callback?: () => void): void {
+    StubClient.ended++;
+    this.emit('end');
+    callback?.();
+  }
+}
+
+const CONFIG: DatabaseConfig = {
+  databaseUrl: 'postgresql://app@db.example:5432/animal_store',
+  dbPooler: false,
+  directUrl: undefined,
+  dataDir: './data',
+  dbPoolMax: 10,
+  dbConnectTimeoutMs: 3_000,
+  dbStatementTimeoutMs: 10_000,
+  migrationsDir: 'prisma/migrations',
+};
+
+describe('poolConfig', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('keeps every connection a burst opened, however long it then idles', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    StubClient.ended = 0;
+    const pool = new pg.Pool({ ...poolConfig(CONFIG), Client: StubClient as unknown as typeof pg.Client });
+    const burst = await Promise.all(Array.from({ length: 6 }, () => pool.connect()));
+    for (const client of burst) client.release();
+    expect(pool.idleCount).toBe(6);
+    jest.advanceTimersByTime(24 * 60 * 60 * 1000);
+    expect(StubClient.ended).toBe(0);
+    expect(pool.totalCount).toBe(6);
+    await pool.end();
+    expect(StubClient.ended).toBe(6);
+  });
+
+  it('asks for TCP keepalive on every connection, before common NAT idle timeouts', () => {
+    expect(poolConfig(CONFIG)).toMatchObject({ keepAlive: true, keepAliveInitialDelayMillis: POOL_KEEPALIVE_DELAY_MS });
+    expect(POOL_KEEPALIVE_DELAY_MS).toBeLessThan(350_000);
+  });
+});
 
 describe('QueryWatch', () => {
   let now = 0;

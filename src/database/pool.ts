@@ -4,6 +4,9 @@ import { interceptedClient } from '../library-internals/pg-client-query.js';
 import { InFlight } from '../lifecycle/in-flight.js';
 import { endClientSpan, startClientSpan, tracingOn } from '../tracing/tracing.js';
 
+/** Idle time before TCP keepalive probes a pooled connection: well under common NAT idle timeouts (350 s). */
+export const POOL_KEEPALIVE_DELAY_MS = 60_000;
+
 /**
  * The pool settings of DATABASE_URL: size, and bounds on connecting and on every query.
  * Behind a pooler (`pgbouncer=true`) statement_timeout is not a startup parameter, which
@@ -20,7 +23,15 @@ export function poolConfig(config: DatabaseConfig): pg.PoolConfig {
     // client side at this plus a second ("Query read timeout", a 503), so no request waits for
     // ever on a connection that will never answer. (Not pg's query_timeout: see QueryWatch.)
     statement_timeout: config.dbPooler ? undefined : config.dbStatementTimeoutMs,
-    idleTimeoutMillis: 30_000,
+    // A connection, once opened, stays open (no idle timeout): the database is sized for every
+    // instance's DB_POOL_MAX anyway, and a pool that closes what a burst opened makes PostgreSQL
+    // end a backend for each, then fork one again at the next burst, stalling the other
+    // connections' queries meanwhile (docs/performance.md, "Fast paths"). TCP keepalive keeps
+    // an idle connection known to whatever sits between (a NAT or firewall forgets a silent one),
+    // and finds a peer that vanished; the pool drops a connection that errors while idle.
+    idleTimeoutMillis: 0,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POOL_KEEPALIVE_DELAY_MS,
   };
 }
 
