@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
 import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
 import { sessionsSince } from './pg-sessions.mjs';
-import { CONNECTIONS, DURATION, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
+import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
 /**
  * One run against a server, with the server's memory and CPU sampled meanwhile, and the CPU
@@ -148,7 +148,9 @@ export async function measure(server, scenario, key, { profile = false, quiet = 
 }
 
 async function measureOver(server, scenario, key, { profile, quiet, rate, pool }) {
-  const warmup = WARMUP > 0 ? await load(server, scenario, key, WARMUP, { rate, pool }) : null;
+  const warmupSeconds = server.measured ? WARMUP : FIRST_WARMUP;
+  server.measured = true;
+  const warmup = warmupSeconds > 0 ? await load(server, scenario, key, warmupSeconds, { rate, pool }) : null;
   await gcWindow(server); // discards the warm-up's pauses
   if (profile) {
     rmSync(server.profileFile, { force: true });

@@ -35,6 +35,8 @@
 // Environment (all optional):
 //   BENCH_DURATION      seconds of measured load per run (8)
 //   BENCH_WARMUP        seconds of unmeasured load before each run (4, at most half the duration)
+//   BENCH_FIRST_WARMUP  seconds of it before each server's first measured run (15, at least
+//                       BENCH_WARMUP; none when BENCH_WARMUP=0): past a fresh process's compiler
 //   BENCH_CONNECTIONS   concurrent connections (64)
 //   BENCH_RATE          the fixed-rate phase's requests a second over all connections (half the
 //                       service's capacity in the scenario's capacity runs)
@@ -158,6 +160,7 @@ import {
   SOAK,
   TRACE_GC,
   WARMUP,
+  FIRST_WARMUP,
   WORK,
   distModule,
   log,
@@ -347,6 +350,7 @@ async function main() {
     settings: {
       durationS: DURATION,
       warmupS: WARMUP,
+      firstWarmupS: FIRST_WARMUP,
       connections: CONNECTIONS,
       seedPets: SEED_PETS,
       servers: normalNames,
@@ -408,7 +412,7 @@ async function main() {
   const out = [
     '',
     `Animal Store API benchmark — ${result.machine.cpu}, ${result.machine.memoryGiB} GiB, Node ${NODE_VERSION}, PostgreSQL ${db.version}, Redis ${result.machine.redis ?? 'n/a'}`,
-    `${CONNECTIONS} connections, ${DURATION} s per run${longRuns(SCENARIOS)} after ${WARMUP} s warm-up, each server twice per scenario and phase (order ${normalNames.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
+    `${CONNECTIONS} connections, ${DURATION} s per run${longRuns(SCENARIOS)} after ${WARMUP} s warm-up (${FIRST_WARMUP} s before each server's first), each server twice per scenario and phase (order ${normalNames.join(', ')}, then the reverse; means shown, errors and non-2xx summed); ${SEED_PETS} seeded pets; load generator on the same machine (load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after).`,
     features
       ? `Service: auth ${on(features.auth)}, rate limits ${on(features.rateLimits)}${features.rateLimits ? ` (${features.redis ? 'Redis' : 'not confirmed in Redis'})` : ''}, request logging ${on(features.requestLogging)} (LOG_LEVEL=info, to a file).`
       : 'Service: not run (BENCH_SERVERS).',
