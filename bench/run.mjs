@@ -36,7 +36,8 @@
 //   BENCH_DURATION      seconds of measured load per run (8)
 //   BENCH_WARMUP        seconds of unmeasured load before each run (4, at most half the duration)
 //   BENCH_FIRST_WARMUP  seconds of it before each server's first measured run (15, at least
-//                       BENCH_WARMUP; none when BENCH_WARMUP=0): past a fresh process's compiler
+//                       BENCH_WARMUP; none when BENCH_WARMUP=0), so that a fresh process's
+//                       optimizing compiler has done its first work before the run
 //   BENCH_CONNECTIONS   concurrent connections (64)
 //   BENCH_RATE          the fixed-rate phase's requests a second over all connections (half the
 //                       service's capacity in the scenario's capacity runs)

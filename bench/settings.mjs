@@ -27,9 +27,9 @@ export const DURATION = num('BENCH_DURATION', 8);
 // (docs/performance.md, "Warm-up"), and raw is not, which biases the first scenario against the
 // framework servers.
 export const WARMUP = Math.min(num('BENCH_WARMUP', 4), DURATION / 2);
-// A server's first measured run follows a longer warm-up: a fresh process's optimizing compiler
-// runs on its worker threads about 5 s into its first load, taking a core of the two for some
-// 300 ms, which stalls the run it falls in (bench/results/README.md).
+// A server's first measured run follows a longer warm-up, so that a fresh process's optimizing
+// compiler, which works on its worker threads in the first seconds of load and takes CPU the
+// server and PostgreSQL need, has done so before the run (bench/results/README.md).
 export const FIRST_WARMUP = WARMUP > 0 ? Math.max(WARMUP, num('BENCH_FIRST_WARMUP', 15)) : 0;
 export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 /**

@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { SessionCounter, sessionsSince } from '../../bench/pg-sessions.mjs';
 import { describeIfPostgres } from '../support/databases.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe('sessionsSince', () => {
   it('counts the connections opened, and those closed as the opened less the growth in open ones', () => {
@@ -33,7 +34,14 @@ describeIfPostgres('SessionCounter', () => {
     for (const client of clients) await client.end();
     // Other suites may connect meanwhile: at least this test's three are counted.
     expect(opened?.opened).toBeGreaterThanOrEqual(3);
-    const after = await waitForClosed(counter, before, 3);
+    // A backend ends after its client's socket has closed.
+    const after = await waitFor(
+      async () => {
+        const since = sessionsSince(before, await counter.read());
+        return since !== null && since.closed >= 3 ? since : undefined;
+      },
+      { what: 'the three backends to end' },
+    );
     expect(after.opened).toBeGreaterThanOrEqual(3);
     expect(after.closed).toBeGreaterThanOrEqual(3);
   });
@@ -45,16 +53,3 @@ describeIfPostgres('SessionCounter', () => {
     await unreachable.close();
   });
 });
-
-/** A backend ends after its client's socket closes: reads until `count` closes are seen. */
-async function waitForClosed(
-  counter: SessionCounter,
-  before: Awaited<ReturnType<SessionCounter['read']>>,
-  count: number,
-): Promise<{ opened: number; closed: number }> {
-  for (;;) {
-    const since = sessionsSince(before, await counter.read());
-    if (since !== null && since.closed >= count) return since;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
