@@ -7,7 +7,8 @@ import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
-import { cpuMsOf, infraCpu, infraCpuSince, lineCount, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
+import { cpuMsOf, infraCpu, infraCpuSince, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
+import { linesSince, logOffset } from './log-lines.mjs';
 import { sessionsSince } from './pg-sessions.mjs';
 import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
 
@@ -29,7 +30,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
   const timer = setInterval(sample, 100);
   const cpu0 = cpuMsOf(server.child.pid);
   const infra0 = infraCpu();
-  const lines0 = server.name === 'service' ? lineCount(server.logFile) : 0;
+  const log0 = server.name === 'service' ? logOffset(server.logFile) : 0;
   const options = {
     url: server.url,
     connections: CONNECTIONS,
@@ -87,7 +88,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
         : null,
     logLinesPerReq:
       server.name === 'service' && total > 0
-        ? Math.round(((lineCount(server.logFile) - lines0) / total) * 100) / 100
+        ? Math.round((linesSince(server.logFile, log0) / total) * 100) / 100
         : null,
   };
 }

@@ -179,17 +179,6 @@ export async function get(url, headers = {}) {
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-export function lineCount(file) {
-  try {
-    const buf = readFileSync(file);
-    let n = 0;
-    for (const b of buf) if (b === 10) n++;
-    return n;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * Starts `node <args>` with output to a log file, the GC probe (and with `profile` the CPU
  * profiler) preloaded; resolves once /readyz answers 200. `name` is the server's role (raw,

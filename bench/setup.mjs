@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { URL } from 'node:url';
 import pg from 'pg';
 import { issueKey, manyKeys, MANY_KEYS } from './keys.mjs';
-import { cleanups, get, lineCount } from './processes.mjs';
+import { cleanups, get } from './processes.mjs';
+import { linesSince, logOffset } from './log-lines.mjs';
 import { createDisposableDatabase } from './pg-admin.mjs';
 import {
   API_KEY_CHECKSUM_SECRET,
@@ -170,7 +171,7 @@ export function configSupports(variable) {
 export async function probeFeatures(server, key) {
   const anonymous = await get(`${server.url}/v1/pets?limit=1`);
   const keyed = await get(`${server.url}/v1/pets?limit=1`, { authorization: `Bearer ${key}` });
-  const lines0 = lineCount(server.logFile);
+  const log0 = logOffset(server.logFile);
   for (let i = 0; i < 20; i++) await get(`${server.url}/v1/pets?limit=1`, { authorization: `Bearer ${key}` });
   await sleep(300); // an asynchronous logger may flush late
   return {
@@ -178,7 +179,7 @@ export async function probeFeatures(server, key) {
     apiKey: key !== 'bench-no-key',
     rateLimits: keyed.headers.get('x-ratelimit-limit') !== null,
     rateLimitHeader: keyed.headers.get('x-ratelimit-limit'),
-    requestLogging: lineCount(server.logFile) - lines0 >= 20,
+    requestLogging: linesSince(server.logFile, log0) >= 20,
     keyedStatus: keyed.status,
   };
 }
