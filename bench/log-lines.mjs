@@ -1,7 +1,7 @@
 // The lines the service writes to its log during a run (the access lines per request of the
 // fixed-rate table, and the check that request logging is on), counted from the file's size
-// before the run: the whole file is tens of MB after a few runs, and reading it cost the load
-// generator hundreds of milliseconds of CPU just before and just after each measured load.
+// before the run: the whole file grows to tens of MB over the bench, and reading all of it is
+// work the load generator would do just before and just after each measured load.
 import { Buffer } from 'node:buffer';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 
