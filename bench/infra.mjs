@@ -108,19 +108,23 @@ async function startService(name, env) {
   const logFile = path.join(ROOT, '.tmp', `bench-infra-${RUN_ID}-${name}.log`);
   const fd = openSync(logFile, 'w');
   // Node's flags as `npm start` passes them.
-  const proc = spawn(process.execPath, ['--no-allocation-site-pretenuring', path.join(DIST, 'main.js')], {
-    cwd: ROOT,
-    env: productionEnv({
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
-      ...env,
-    }),
-    stdio: ['ignore', fd, fd],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--no-allocation-site-pretenuring', '--heap-growing-percent=100', path.join(DIST, 'main.js')],
+    {
+      cwd: ROOT,
+      env: productionEnv({
+        LOG_LEVEL: 'info',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
+        ...env,
+      }),
+      stdio: ['ignore', fd, fd],
+    },
+  );
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   try {

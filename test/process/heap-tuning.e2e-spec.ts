@@ -15,16 +15,41 @@ const SURVIVING_LITERALS = `
     gc({ type: 'minor' });
   }`;
 
-/** The decisions to pretenure a literal that V8 prints while running SURVIVING_LITERALS. */
-function pretenuringDecisions(flags: string[]): string[] {
-  const run = spawnSync(
-    process.execPath,
-    ['--expose-gc', '--max-semi-space-size=1', '--trace-pretenuring-statistics', ...flags, '-e', SURVIVING_LITERALS],
-    { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
-  );
+/** What `node --expose-gc <flags> -e <script>` prints; it must exit 0 without a warning. */
+function traceOf(flags: string[], script: string): string {
+  const run = spawnSync(process.execPath, ['--expose-gc', ...flags, '-e', script], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '' },
+  });
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
-  return run.stdout.split('\n').filter((line) => /AllocationSite.*=> (maybe )?tenure$/.test(line));
+  return run.stdout;
+}
+
+/** The decisions to pretenure a literal that V8 prints while running SURVIVING_LITERALS. */
+function pretenuringDecisions(flags: string[]): string[] {
+  const trace = traceOf(['--max-semi-space-size=1', '--trace-pretenuring-statistics', ...flags], SURVIVING_LITERALS);
+  return trace.split('\n').filter((line) => /AllocationSite.*=> (maybe )?tenure$/.test(line));
+}
+
+/** A heap that keeps growing, collected in full after each step: V8 sets the old generation's limit after each. */
+const GROWING_HEAP = `
+  const keep = [];
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 200000; i++) keep.push({ i });
+    gc();
+  }`;
+
+/**
+ * The old generation's limit after each full collection of GROWING_HEAP, as a multiple of what
+ * survived it (--trace-gc-verbose's "Limit: old size: N KB, new limit: M KB"), under the image's
+ * 512 MiB ceiling.
+ */
+function growthAfterFullCollections(flags: string[]): number[] {
+  const trace = traceOf(['--max-old-space-size=512', '--trace-gc-verbose', ...flags], GROWING_HEAP);
+  const limits = [...trace.matchAll(/\[HeapController\] Limit: old size: (\d+) KB, new limit: (\d+) KB/g)];
+  expect(limits.length).toBeGreaterThanOrEqual(4);
+  return limits.map(([, old, limit]) => Number(limit) / Number(old));
 }
 
 /** Node's flags in a command that starts dist/main.js: what comes between `node` and the script. */
@@ -46,6 +71,15 @@ describe("the server process's V8 settings", () => {
   it("with the server's command-line flags no literal is ever allocated old", () => {
     expect(SERVICE_NODE_FLAGS).toContain('--no-allocation-site-pretenuring');
     expect(pretenuringDecisions(SERVICE_NODE_FLAGS)).toEqual([]);
+  });
+
+  it('under the 512 MiB ceiling V8 lets the old generation grow less than twice what survives, by default', () => {
+    expect(Math.min(...growthAfterFullCollections([]))).toBeLessThan(2);
+  });
+
+  it("with the server's command-line flags it grows to at least twice what survives before the next full collection", () => {
+    expect(SERVICE_NODE_FLAGS).toContain('--heap-growing-percent=100');
+    expect(Math.min(...growthAfterFullCollections(SERVICE_NODE_FLAGS))).toBeGreaterThanOrEqual(2);
   });
 
   it('npm start, npm run start:prod, the image and the tests start the server with the same flags', () => {
