@@ -31,6 +31,7 @@ import pg from 'pg';
 import { freePort, waitFor } from '../test/support/local-servers.mjs';
 import { cleanup, cleanups, log, startCluster, startPooler, startReceiver, startSentinel } from './infra-processes.mjs';
 import { createDisposableDatabase, issueUnlimitedKey } from './pg-admin.mjs';
+import { SERVICE_NODE_FLAGS } from './service-flags.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(ROOT);
@@ -107,24 +108,19 @@ async function startService(name, env) {
   const port = await freePort();
   const logFile = path.join(ROOT, '.tmp', `bench-infra-${RUN_ID}-${name}.log`);
   const fd = openSync(logFile, 'w');
-  // Node's flags as `npm start` passes them.
-  const proc = spawn(
-    process.execPath,
-    ['--no-allocation-site-pretenuring', '--heap-growing-percent=100', path.join(DIST, 'main.js')],
-    {
-      cwd: ROOT,
-      env: productionEnv({
-        LOG_LEVEL: 'info',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
-        RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
-        ...env,
-      }),
-      stdio: ['ignore', fd, fd],
-    },
-  );
+  const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, path.join(DIST, 'main.js')], {
+    cwd: ROOT,
+    env: productionEnv({
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      STAGING_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      RATE_LIMIT_PREFIX: `bench-infra:${RUN_ID}:`,
+      ...env,
+    }),
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   try {

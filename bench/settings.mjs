@@ -12,8 +12,7 @@ export const DIST = path.join(ROOT, '.tmp/bench-dist');
 export const PEERS_DIST = path.join(ROOT, '.tmp/bench-peers');
 export const WORK = path.join(ROOT, '.tmp/bench-work');
 export const RESULTS = path.join(ROOT, 'bench/results');
-/** Node's flags for the service process, as `npm start` and the image's CMD pass them. */
-export const SERVICE_NODE_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=100'];
+export { SERVICE_NODE_FLAGS } from './service-flags.mjs';
 
 export const num = (name, fallback) => {
   const raw = process.env[name];

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { SERVICE_NODE_FLAGS as BENCH_SERVICE_NODE_FLAGS } from '../../bench/service-flags.mjs';
 import { SERVICE_NODE_FLAGS } from '../support/built-service.js';
 
 /**
@@ -82,7 +83,8 @@ describe("the server process's V8 settings", () => {
     expect(Math.min(...growthAfterFullCollections(SERVICE_NODE_FLAGS))).toBeGreaterThanOrEqual(2);
   });
 
-  it('npm start, npm run start:prod, the image and the tests start the server with the same flags', () => {
+  it('npm start, npm run start:prod, the image, the tests and the bench start the server with the same flags', () => {
+    expect(BENCH_SERVICE_NODE_FLAGS).toEqual(SERVICE_NODE_FLAGS);
     expect(nodeFlags(scripts.start.split(/\s+/), 'npm start')).toEqual(SERVICE_NODE_FLAGS);
     expect(nodeFlags(scripts['start:prod'].split(/\s+/), 'npm run start:prod')).toEqual(SERVICE_NODE_FLAGS);
     expect(cmd).toBeDefined();

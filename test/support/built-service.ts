@@ -12,7 +12,7 @@ import { waitFor } from './wait-for.js';
  */
 const BUILDS = path.resolve('.tmp/test-dist');
 
-/** Node's flags for the server process, as `npm start` and the image's CMD pass them (test/process/heap-tuning.e2e-spec.ts keeps the three equal). */
+/** Node's flags for the server process, as `npm start` and the image's CMD pass them (test/process/heap-tuning.e2e-spec.ts keeps them and the bench's equal). */
 export const SERVICE_NODE_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=100'];
 
 function newestSourceMtime(dir = 'src'): number {
