@@ -10,7 +10,8 @@ import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
 import { cpuMsOf, infraCpu, infraCpuSince, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
 import { linesSince, logOffset } from './log-lines.mjs';
 import { sessionsSince } from './pg-sessions.mjs';
-import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, WARMUP, WORK, log } from './settings.mjs';
+import { cpuAround, startSchedProbe } from './sched-probe.mjs';
+import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, SCHED, WARMUP, WORK, log } from './settings.mjs';
 
 /**
  * One run against a server, with the server's memory and CPU sampled meanwhile, and the CPU
@@ -31,16 +32,26 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
   const cpu0 = cpuMsOf(server.child.pid);
   const infra0 = infraCpu();
   const log0 = server.name === 'service' ? logOffset(server.logFile) : 0;
+  const probe =
+    SCHED && rate > 0
+      ? await startSchedProbe(path.join(WORK, `${RUN_ID}-${server.name}-sched.jsonl`), server.child.pid)
+      : null;
   const options = {
     url: server.url,
     connections: CONNECTIONS,
     duration: seconds,
     headers: { authorization: `Bearer ${key}` },
   };
-  const result =
-    rate > 0
-      ? await paced({ ...options, rate, request: scenario.request, pool })
-      : await autocannon({ ...options, requests: [scenario.request] });
+  let result;
+  try {
+    result =
+      rate > 0
+        ? await paced({ ...options, rate, request: scenario.request, pool })
+        : await autocannon({ ...options, requests: [scenario.request] });
+  } catch (err) {
+    await probe?.stop();
+    throw err;
+  }
   // Read at once: the RSS the load left behind, before the process has idled and given any back.
   const after = memoryOf(server.child.pid);
   const cpu1 = cpuMsOf(server.child.pid);
@@ -48,6 +59,15 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
   clearInterval(timer);
   const scripts1 = await redisScriptCount();
   const sessions = sessionsSince(sessions0, await pgSessions());
+  if (probe) {
+    // What ran from a window's start to the end of the next: a stall slows the requests due in
+    // the window it starts in and in those after it, until the server has caught up.
+    const samples = await probe.stop();
+    for (const w of result.slowest.busiest) {
+      const from = result.startedAtMs + w.atMs;
+      w.sched = cpuAround(samples, from, from + 2 * SLOW_WINDOW_MS, server.child.pid, process.pid, probe.pid);
+    }
+  }
   sample();
   const total = result.requests.total;
   return {
@@ -204,8 +224,20 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
 /** Where a fixed-rate run's slowest 1% fell due: how many SLOW_WINDOW_MS windows, and the busiest (at seconds). */
 function slowest(r) {
   if (!r.slowWindows) return '';
-  const busiest = r.slowBusiest.slice(0, 3).map((w) => `${w.requests} at ${(w.atMs / 1000).toFixed(1)} s`);
+  const busiest = r.slowBusiest
+    .slice(0, 3)
+    .map((w) => `${w.requests} at ${(w.atMs / 1000).toFixed(1)} s${ran(w.sched)}`);
   return ` (slowest 1% in ${r.slowWindows} windows of ${SLOW_WINDOW_MS} ms; most: ${busiest.join(', ')})`;
+}
+
+/** With BENCH_SCHED: the server's time on a CPU and waiting for one there, and the others that ran most. */
+function ran(sched) {
+  if (!sched) return '';
+  const others = sched.others.slice(0, 4).map((o) => `${o.name} ${o.ms}`);
+  return (
+    ` [ran ${sched.serverRunMs} ms (its other threads ${sched.serverThreadsMs}), waited ${sched.serverWaitMs} ms` +
+    ` for a CPU; others: ${others.join(', ')} ms]`
+  );
 }
 
 /** The run's full collections, with the heap in use and the external memory after them (gc-probe.mjs). */

@@ -71,6 +71,8 @@ export interface PacedResult {
   firstError: string | null;
   /** Seconds from the first due time to the last response, at least the run's duration. */
   duration: number;
+  /** When the first request fell due, in Date.now() milliseconds: the start of `slowest`'s windows. */
+  startedAtMs: number;
   slowest: SlowestWindows;
   '1xx': number;
   '2xx': number;

@@ -239,6 +239,8 @@ class Run {
       statusCodeStats,
       firstError: this.firstError ? String(this.firstError.code ?? this.firstError.message) : null,
       duration: Math.round(elapsedMs) / 1000,
+      // When the first request fell due (Date.now() time): where `slowest`'s windows start from.
+      startedAtMs: performance.timeOrigin + this.t0,
       slowest: slowestWindows(this.latencies, this.periodMs),
     };
     for (let i = 0; i < 5; i++) out[`${i + 1}xx`] = this.classes[i];

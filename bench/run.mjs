@@ -86,6 +86,10 @@
 //                       (.tmp/bench-work/<run>-<server>.log, kept after the run);
 //                       BENCH_TRACE_GC=nvp: each collection's figures as name=value pairs
 //                       (bytes promoted and surviving, survival rates, memory-reducing mode)
+//   BENCH_SCHED=1       at a fixed rate, which processes ran while each run's busiest windows of
+//                       slow requests fell due, and how long the server waited for a CPU
+//                       (bench/sched-probe.mjs; the probe reads /proc every 20 ms and takes
+//                       some CPU itself)
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
 //                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
 //   BENCH_MALLOC_ARENA_MAX  MALLOC_ARENA_MAX for the service processes, in place of the image's;

@@ -53,6 +53,7 @@ if (!CAPACITY && !FIXED) throw new Error('BENCH_CAPACITY=0 and BENCH_FIXED=0 lea
 export const TRACE_GC = ['1', 'nvp'].includes(process.env.BENCH_TRACE_GC) ? process.env.BENCH_TRACE_GC : null;
 if (process.env.BENCH_TRACE_GC && !TRACE_GC && process.env.BENCH_TRACE_GC !== '0')
   throw new Error(`BENCH_TRACE_GC must be 1 or nvp, got "${process.env.BENCH_TRACE_GC}"`);
+export const SCHED = process.env.BENCH_SCHED === '1';
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 export const FIRST_PORT = num('BENCH_PORT', 3600);
