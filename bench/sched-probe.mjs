@@ -37,11 +37,10 @@ export function parseSamples(text) {
 }
 
 /**
- * What ran in the readings taken after `fromMs` and up to `toMs` (Date.now() times): the
- * server's main thread's time on a CPU and in a run queue and its other threads' time on a CPU
- * (ms), and every other process's CPU time, summed by
- * name (PostgreSQL's backends are one `postgres`), the most first. The bench's own process is
- * `bench (load generator)`, the probe `sched probe`.
+ * What ran in the readings taken after `fromMs` and up to `toMs` (Date.now() times), in ms: the
+ * server's main thread on a CPU and in a run queue, its other threads on a CPU, and every other
+ * process on a CPU, summed by name (PostgreSQL's backends are one `postgres`), the most first.
+ * The bench's own process is `bench (load generator)`, the probe `sched probe`.
  */
 export function cpuAround({ names, samples }, fromMs, toMs, serverPid, benchPid, probePid) {
   let serverRunUs = 0;
