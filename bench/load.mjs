@@ -19,8 +19,10 @@ import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, SCHED, WARMUP, WORK, log }
  * soon as the last is answered (capacity). `rate` > 0: bench/paced.mjs, that many requests a
  * second evenly spaced over up to CONNECTIONS connections, latency from each request's due time;
  * autocannon's own rate limit would send each second's requests in a burst at its start.
+ * `sched` (at a fixed rate): bench/sched-probe.mjs runs meanwhile, and each of the busiest windows
+ * of slow requests gets what ran then (`sched`).
  */
-export async function load(server, scenario, key, seconds, { rate = 0, pool } = {}) {
+export async function load(server, scenario, key, seconds, { rate = 0, pool, sched = false } = {}) {
   let peakRss = 0;
   const sample = () => {
     const m = memoryOf(server.child.pid);
@@ -33,7 +35,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool } = 
   const infra0 = infraCpu();
   const log0 = server.name === 'service' ? logOffset(server.logFile) : 0;
   const probe =
-    SCHED && rate > 0
+    sched && rate > 0
       ? await startSchedProbe(path.join(WORK, `${RUN_ID}-${server.name}-sched.jsonl`), server.child.pid)
       : null;
   const options = {
@@ -180,7 +182,8 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
   // A scenario's fixedSeconds lengthens its measured runs at the fixed rate; the profiled runs
   // keep DURATION, which bounds the bench's time (the ledger reads shares of the run).
   const seconds = rate > 0 && !profile ? (scenario.fixedSeconds ?? DURATION) : DURATION;
-  const r = await load(server, scenario, key, seconds, { rate, pool });
+  // The warm-up's windows are not reported, so only the measured run is probed (BENCH_SCHED).
+  const r = await load(server, scenario, key, seconds, { rate, pool, sched: SCHED });
   r.rate = rate;
   r.seconds = seconds;
   if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile

@@ -12,8 +12,8 @@
 /* global setTimeout */
 import { spawn } from 'node:child_process';
 import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '../test/support/local-servers.mjs';
 
 /** How often the probe reads /proc: a window of 100 ms holds about five readings. */
 export const SAMPLE_MS = 20;
@@ -91,13 +91,16 @@ export async function startSchedProbe(file, serverPid) {
     stdio: 'ignore',
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const deadline = Date.now() + 5_000;
-  while (!readable(file)) {
-    if (Date.now() > deadline || child.exitCode !== null) {
-      child.kill('SIGKILL');
-      throw new Error(`the sched probe wrote nothing to ${file}`);
-    }
-    await sleep(10);
+  try {
+    await waitFor(() => child.exitCode !== null || readable(file), {
+      what: `the sched probe's first reading in ${file}`,
+      timeoutMs: 5_000,
+      intervalMs: 10,
+    });
+    if (child.exitCode !== null) throw new Error(`the sched probe exited (${child.exitCode}) before its first reading`);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
   }
   return {
     pid: child.pid,
