@@ -7,7 +7,7 @@ import { readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
-import { cpuMsOf, infraCpu, infraCpuSince, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
+import { cpuSplitOf, infraCpu, infraCpuSince, memoryOf, pgSessions, redisScriptCount } from './processes.mjs';
 import { linesSince, logOffset } from './log-lines.mjs';
 import { sessionsSince } from './pg-sessions.mjs';
 import { cpuAround, startSchedProbe } from './sched-probe.mjs';
@@ -31,7 +31,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool, sch
   const scripts0 = await redisScriptCount();
   const sessions0 = await pgSessions();
   const timer = setInterval(sample, 100);
-  const cpu0 = cpuMsOf(server.child.pid);
+  const cpu0 = cpuSplitOf(server.child.pid);
   const infra0 = infraCpu();
   const log0 = server.name === 'service' ? logOffset(server.logFile) : 0;
   const probe =
@@ -56,7 +56,7 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool, sch
   }
   // Read at once: the RSS the load left behind, before the process has idled and given any back.
   const after = memoryOf(server.child.pid);
-  const cpu1 = cpuMsOf(server.child.pid);
+  const cpu1 = cpuSplitOf(server.child.pid);
   const infra = infraCpuSince(infra0);
   clearInterval(timer);
   const scripts1 = await redisScriptCount();
@@ -101,7 +101,13 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool, sch
     ),
     rssAfterMiB: after ? Math.round(after.rss) : null,
     peakRssMiB: peakRss ? Math.round(peakRss) : null,
-    cpuUsPerReq: cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1 - cpu0) * 1000) / total) : null,
+    cpuUsPerReq:
+      cpu0 !== null && cpu1 !== null && total > 0
+        ? Math.round(((cpu1.userMs + cpu1.systemMs - cpu0.userMs - cpu0.systemMs) * 1000) / total)
+        : null,
+    // Of it, the kernel's time on the server's behalf (system time): its reads and writes.
+    kernelUsPerReq:
+      cpu0 !== null && cpu1 !== null && total > 0 ? Math.round(((cpu1.systemMs - cpu0.systemMs) * 1000) / total) : null,
     pgCpuUsPerReq: infra.postgres !== null && total > 0 ? Math.round((infra.postgres * 1000) / total) : null,
     redisCpuUsPerReq: infra.redis !== null && total > 0 ? Math.round((infra.redis * 1000) / total) : null,
     redisScriptsPerReq:
@@ -216,6 +222,7 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
     log(
       `${scenario.name.padEnd(25)} ${server.tag.padEnd(12)} ${rate > 0 ? `at ${rate}: ` : ''}${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms${slowest(r)}, ` +
         `non-2xx ${r.non2xx}, errors ${r.errors}, RSS ${r.rssAfterMiB} MiB, ${r.cpuUsPerReq} µs/req` +
+        `${r.kernelUsPerReq !== null ? ` (${r.kernelUsPerReq} in the kernel)` : ''}` +
         `${r.pgCpuUsPerReq !== null ? ` (+ PostgreSQL ${r.pgCpuUsPerReq}, Redis ${r.redisCpuUsPerReq ?? '–'})` : ''}` +
         `${r.redisScriptsPerReq ? `, Redis scripts ${r.redisScriptsPerReq}/req` : ''}` +
         `${r.pgOpened || r.pgClosed ? `, PostgreSQL connections opened ${r.pgOpened}, closed ${r.pgClosed}` : ''}, ` +

@@ -71,10 +71,21 @@ export function memoryOf(pid) {
 
 /** CPU time (user + system) a process has used so far, in ms; null where /proc is missing. */
 export function cpuMsOf(pid) {
+  const split = cpuSplitOf(pid);
+  return split && split.userMs + split.systemMs;
+}
+
+/**
+ * CPU time a process has used so far, in ms, apart: in its own code (user) and in the kernel on
+ * its behalf (system: its system calls, the loopback network's work done in them); null where
+ * /proc is missing.
+ */
+export function cpuSplitOf(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+    // utime and stime, in ticks of USER_HZ (100 on Linux).
+    return { userMs: Number(fields[11]) * 10, systemMs: Number(fields[12]) * 10 };
   } catch {
     return null;
   }

@@ -69,8 +69,8 @@ export function mainTable(rows) {
 
 /**
  * The fixed-rate phase: every server offered the same requests a second; CPU per request of the
- * server's process, of PostgreSQL (every `postgres` process) and of Redis, and the server's
- * CPU over raw's and the floor's.
+ * server's process (and how much of it the kernel spent on its behalf), of PostgreSQL (every
+ * `postgres` process) and of Redis, and the server's CPU over raw's and the floor's.
  */
 export function fixedTable(rows) {
   const candidate = rows.some((r) => r.server === 'candidate');
@@ -89,6 +89,7 @@ export function fixedTable(rows) {
       'errors',
       'non-2xx',
       'CPU µs/req',
+      'of it kernel µs/req',
       'PostgreSQL µs/req',
       'Redis µs/req',
       'Redis scripts/req',
@@ -107,6 +108,7 @@ export function fixedTable(rows) {
       fmt(r.errors),
       fmt(r.non2xx),
       fmt(r.cpuUsPerReq),
+      fmt(r.kernelUsPerReq),
       fmt(r.pgCpuUsPerReq),
       fmt(r.redisCpuUsPerReq),
       fmt(r.redisScriptsPerReq, 3),
@@ -190,6 +192,7 @@ export function aggregate(scenario, server, runs) {
     statusCodes: countStatuses(runs.flatMap((r) => [r.statusCodes, r.warmup?.statusCodes])),
     rssAfterMiB: m('rssAfterMiB'),
     cpuUsPerReq: m('cpuUsPerReq'),
+    kernelUsPerReq: m('kernelUsPerReq'),
     pgCpuUsPerReq: m('pgCpuUsPerReq'),
     redisCpuUsPerReq: m('redisCpuUsPerReq'),
     redisScriptsPerReq: m('redisScriptsPerReq'),

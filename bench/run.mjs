@@ -337,7 +337,7 @@ async function main() {
     ...(capacity(rs).length ? ['Capacity (every server as fast as it answers):', '', mainTable(capacity(rs)), ''] : []),
     ...(fixed(rs).length
       ? [
-          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; evenly spaced over up to ${CONNECTIONS} connections, latency from each request's due time; CPU µs/req from /proc, PostgreSQL's summed over its processes):`,
+          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; evenly spaced over up to ${CONNECTIONS} connections, latency from each request's due time; CPU µs/req from /proc, with the kernel's part (its system time: the server's reads and writes) beside it, PostgreSQL's summed over its processes):`,
           '',
           fixedTable(fixed(rs)),
           '',
