@@ -10,6 +10,10 @@
 // µs per request of a layer = its share of busy (non-idle) samples × the run's measured CPU
 // µs/request (user + system time of the process from /proc, all its threads, ÷ requests), so the
 // lines add up to the measured figure; the profile itself sees the main thread only.
+// The profile samples by the clock: the time a stack holds includes any its thread spent off the
+// CPU meanwhile, which falls mostly on the socket writes (`writev`, `writeUtf8String`). So the
+// lines holding them (response writing, database, Redis) read high and the others low; the
+// fixed-rate table's "of it kernel" column gives what the kernel spent.
 //
 // Usage: node bench/ledger.mjs <a.cpuprofile> [µs/req] [<b.cpuprofile> [µs/req]] …
 //        (several profiles print side by side, with the difference of each to the first)
