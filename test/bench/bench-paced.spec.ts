@@ -7,7 +7,9 @@ import { performance } from 'node:perf_hooks';
 import { paced, pacedPool, slowestWindows, type PacedRequest } from '../../bench/paced.mjs';
 import { waitFor } from '../support/wait-for.js';
 
-const STALL_MS = 200;
+// Long enough that a pause of the test's own process on a busy machine (CI runs two suites at
+// once on two cores) is not slower than the requests the stall holds.
+const STALL_MS = 1000;
 
 interface Arrival {
   at: number;
@@ -26,7 +28,7 @@ interface TestServer {
 
 /**
  * 200 for any path but /fail (500), /slow (200 after 300 ms) and /hang (never answered); /stall
- * holds every response, its own and those of the requests after it, until 200 ms after it came.
+ * holds every response, its own and those of the requests after it, until STALL_MS after it came.
  */
 async function startServer(): Promise<TestServer> {
   const arrivals: Arrival[] = [];
@@ -141,7 +143,7 @@ describe('bench/paced.mjs', () => {
       request: numbered((i) => (i === stallAt ? '/stall' : '/ok')),
     });
     expect(result.latency.totalCount).toBe(1000);
-    // The 10 slowest are the requests that came first in the 200 ms the server held, each waiting
+    // The 10 slowest are the requests that came first in the STALL_MS the server held, each waiting
     // nearly all of it: due within a window or two of the stall's start.
     const { slowest } = result;
     expect(slowest).toMatchObject({ requests: 10, windowMs: 100 });
