@@ -13,6 +13,9 @@ import { sessionsSince } from './pg-sessions.mjs';
 import { cpuAround, startSchedProbe } from './sched-probe.mjs';
 import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, SCHED, WARMUP, WORK, log } from './settings.mjs';
 
+/** Seconds from a UTC minute's start in which the slowest-window line marks a window. */
+const MINUTE_START_S = 3;
+
 /**
  * One run against a server, with the server's memory and CPU sampled meanwhile, and the CPU
  * PostgreSQL and Redis used. `rate` 0: autocannon, each connection sending its next request as
@@ -236,8 +239,15 @@ function slowest(r) {
   if (!r.slowWindows) return '';
   const busiest = r.slowBusiest
     .slice(0, 3)
-    .map((w) => `${w.requests} at ${(w.atMs / 1000).toFixed(1)} s${ran(w.sched)}`);
+    .map((w) => `${w.requests} at ${(w.atMs / 1000).toFixed(1)} s${minuteMark(w)}${ran(w.sched)}`);
   return ` (slowest 1% in ${r.slowWindows} windows of ${SLOW_WINDOW_MS} ms; most: ${busiest.join(', ')})`;
+}
+
+/** A window in the first seconds of a UTC minute, marked with its second (`(:01)`): the minute's lease renewals. */
+function minuteMark(w) {
+  return w.secondOfMinute !== undefined && w.secondOfMinute < MINUTE_START_S
+    ? ` (:${String(w.secondOfMinute).padStart(2, '0')})`
+    : '';
 }
 
 /** With BENCH_SCHED: the server's time on a CPU and waiting for one there, and the others that ran most. */

@@ -45,6 +45,8 @@ export interface SlowWindow {
   requests: number;
   /** The longest of their latencies, ms. */
   maxMs: number;
+  /** The second of its UTC minute (0-59) it starts in, when the run's start was given. */
+  secondOfMinute?: number;
 }
 
 /** The slowest 1% of the 2xx responses, by when they fell due. */
@@ -84,7 +86,12 @@ export interface PacedResult {
 export function paced(options: PacedOptions): Promise<PacedResult>;
 
 /** The slowest 1% of responses by due time: request i's latency in µs (NaN: none), due at i × periodMs. */
-export function slowestWindows(latenciesUs: ArrayLike<number>, periodMs: number, windowMs?: number): SlowestWindows;
+export function slowestWindows(
+  latenciesUs: ArrayLike<number>,
+  periodMs: number,
+  windowMs?: number,
+  startedAtMs?: number,
+): SlowestWindows;
 
 /** Keep-alive connections for paced runs (pipelining 1), to `destroy()` when done. */
 export function pacedPool(url: string, connections: number): Pool;

@@ -241,7 +241,7 @@ class Run {
       duration: Math.round(elapsedMs) / 1000,
       // When the first request fell due (Date.now() time): where `slowest`'s windows start from.
       startedAtMs: performance.timeOrigin + this.t0,
-      slowest: slowestWindows(this.latencies, this.periodMs),
+      slowest: slowestWindows(this.latencies, this.periodMs, SLOW_WINDOW_MS, performance.timeOrigin + this.t0),
     };
     for (let i = 0; i < 5; i++) out[`${i + 1}xx`] = this.classes[i];
     this.latency.destroy();
@@ -287,7 +287,18 @@ class Exchange {
  * most of their requests slow; one made by requests slow at random is spread over many.
  * `latenciesUs[i]` is request i's latency (NaN: no 2xx response); i / rate is its due time.
  */
-export function slowestWindows(latenciesUs, periodMs, windowMs = SLOW_WINDOW_MS) {
+/**
+ * A window of the slowest responses starting `atMs` into the run, with the second of its UTC
+ * minute when the run's start is given: every key's lease ends with its minute, so a window in
+ * a minute's first seconds holds that minute's lease renewals.
+ */
+function window(atMs, startedAtMs) {
+  const entry = { atMs, requests: 0, maxMs: 0 };
+  if (startedAtMs !== undefined) entry.secondOfMinute = Math.floor(((startedAtMs + atMs) % 60_000) / 1000);
+  return entry;
+}
+
+export function slowestWindows(latenciesUs, periodMs, windowMs = SLOW_WINDOW_MS, startedAtMs = undefined) {
   const answered = [];
   for (let i = 0; i < latenciesUs.length; i++) if (!Number.isNaN(latenciesUs[i])) answered.push(i);
   const count = Math.ceil(answered.length / 100);
@@ -296,7 +307,7 @@ export function slowestWindows(latenciesUs, periodMs, windowMs = SLOW_WINDOW_MS)
   const byWindow = new Map();
   for (const i of answered.slice(0, count)) {
     const w = Math.floor((i * periodMs) / windowMs);
-    const entry = byWindow.get(w) ?? { atMs: w * windowMs, requests: 0, maxMs: 0 };
+    const entry = byWindow.get(w) ?? window(w * windowMs, startedAtMs);
     entry.requests++;
     entry.maxMs = Math.max(entry.maxMs, Math.round(latenciesUs[i] / 10) / 100);
     byWindow.set(w, entry);

@@ -168,6 +168,16 @@ describe('bench/paced.mjs', () => {
     // Spread: the slowest one in each of 10 windows.
     const spread = Float64Array.from({ length: 1000 }, (_, i) => (i % 100 === 50 ? 50_000 : 1000));
     expect(slowestWindows(spread, 1)).toMatchObject({ requests: 10, windows: 10 });
+    // Started 58.95 s into a UTC minute: the window from 900 ms starts at its second 59, the
+    // one from 1,100 ms at the next minute's second 0.
+    const minute = Date.UTC(2026, 11, 1, 3, 0);
+    expect(slowestWindows(latencies, 1, 100, minute + 58_950).busiest).toEqual([
+      { atMs: 900, requests: 10, maxMs: 2, secondOfMinute: 59 },
+    ]);
+    const late = Float64Array.from({ length: 1200 }, (_, i) => (i >= 1100 ? 50_000 : 1000));
+    expect(slowestWindows(late, 1, 100, minute + 58_950).busiest).toEqual([
+      { atMs: 1100, requests: 12, maxMs: 50, secondOfMinute: 0 },
+    ]);
     expect(slowestWindows(new Float64Array(3).fill(NaN), 1)).toEqual({
       requests: 0,
       windows: 0,
