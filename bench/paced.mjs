@@ -281,13 +281,6 @@ class Exchange {
 }
 
 /**
- * Where in the run its slowest 1% of 2xx responses fell due: the number of SLOW_WINDOW_MS windows
- * of due time (from the run's start) that hold them, and the busiest windows. A p99 made by a few
- * stalls of the server (a pause, a burst of other work on the machine) sits in a few windows,
- * most of their requests slow; one made by requests slow at random is spread over many.
- * `latenciesUs[i]` is request i's latency (NaN: no 2xx response); i / rate is its due time.
- */
-/**
  * A window of the slowest responses starting `atMs` into the run, with the second of its UTC
  * minute when the run's start is given: every key's lease ends with its minute, so a window in
  * a minute's first seconds holds that minute's lease renewals.
@@ -298,6 +291,14 @@ function window(atMs, startedAtMs) {
   return entry;
 }
 
+/**
+ * Where in the run its slowest 1% of 2xx responses fell due: the number of SLOW_WINDOW_MS windows
+ * of due time (from the run's start) that hold them, and the busiest windows. A p99 made by a few
+ * stalls of the server (a pause, a burst of other work on the machine) sits in a few windows,
+ * most of their requests slow; one made by requests slow at random is spread over many.
+ * `latenciesUs[i]` is request i's latency (NaN: no 2xx response); i / rate is its due time.
+ * `startedAtMs`: when the first request fell due (Unix ms), for each window's second of its minute.
+ */
 export function slowestWindows(latenciesUs, periodMs, windowMs = SLOW_WINDOW_MS, startedAtMs = undefined) {
   const answered = [];
   for (let i = 0; i < latenciesUs.length; i++) if (!Number.isNaN(latenciesUs[i])) answered.push(i);
