@@ -212,6 +212,7 @@ class Run {
     const elapsedMs = Math.max(this.durationMs, this.lastResponseAt - this.t0);
     const statusCodeStats = {};
     for (const [code, count] of [...this.codes].sort((a, b) => a[0] - b[0])) statusCodeStats[code] = { count };
+    const startedAtMs = performance.timeOrigin + this.t0;
     const out = {
       requests: {
         total: this.responses,
@@ -240,8 +241,8 @@ class Run {
       firstError: this.firstError ? String(this.firstError.code ?? this.firstError.message) : null,
       duration: Math.round(elapsedMs) / 1000,
       // When the first request fell due (Date.now() time): where `slowest`'s windows start from.
-      startedAtMs: performance.timeOrigin + this.t0,
-      slowest: slowestWindows(this.latencies, this.periodMs, SLOW_WINDOW_MS, performance.timeOrigin + this.t0),
+      startedAtMs,
+      slowest: slowestWindows(this.latencies, this.periodMs, SLOW_WINDOW_MS, startedAtMs),
     };
     for (let i = 0; i < 5; i++) out[`${i + 1}xx`] = this.classes[i];
     this.latency.destroy();
