@@ -4,6 +4,8 @@ import type { Request, Response } from 'express';
 import { insufficientScopeChallenge } from '../auth/api-key-auth.decorator.js';
 import { declaredAuthMode, declaredKeyRoute, type KeyRoute } from '../auth/auth-mode.js';
 import { ApiError } from '../errors/api-error.js';
+import { putHeader } from '../library-internals/index.js';
+import { RATE_LIMIT_HEADER_NAMES } from '../rate-limit/rate-limit.windows.js';
 import { Admission, AdmissionService } from './admission.service.js';
 
 /**
@@ -56,12 +58,24 @@ function admitted(res: Response, admission: Admission, scope: KeyRoute['scope'])
 }
 
 /**
+ * The rate-limit headers, lowercased once: every /v1 response carries them, so they are put
+ * straight into the response's headers (bench scenario listPets). Their values are numbers and
+ * window names from the code (rateLimitHeaders), valid header values.
+ */
+const RATE_LIMIT_HEADERS = RATE_LIMIT_HEADER_NAMES.map((name) => [name.toLowerCase(), name] as const);
+
+/**
  * Sets the admission's headers on the response and throws its refusal, if any. With
  * `requireKey: false` (a /v1 path no route answers) a missing or invalid key is no refusal:
  * the request is counted, and limits and an unavailable database still refuse it.
  */
 export function applyAdmission(res: Response, admission: Admission, { requireKey = true } = {}): void {
-  for (const [name, value] of Object.entries(admission.headers ?? {})) res.setHeader(name, value);
+  const headers = admission.headers;
+  if (headers !== undefined)
+    for (let i = 0; i < RATE_LIMIT_HEADERS.length; i++) {
+      const [lower, name] = RATE_LIMIT_HEADERS[i];
+      putHeader(res, lower, name, headers[name]);
+    }
   const refusal = admission.refusal;
   if (refusal === undefined) return;
   if (!requireKey && refusal instanceof ApiError && refusal.status === 401) return;

@@ -7,7 +7,14 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorsConfig } from '../config/cors.config.js';
 import type { ServerConfig } from '../config/server.config.js';
-import { recordHeaders, type RecordedHeaders } from '../library-internals/index.js';
+import {
+  dropHeader,
+  prepareHeader,
+  putHeader,
+  putHeaders,
+  recordHeaders,
+  type RecordedHeaders,
+} from '../library-internals/index.js';
 import { startRequestSpan, withSpan } from '../tracing/tracing.js';
 import { requestContext } from '../request-context/request-context.js';
 import type { AppLogger } from '../logging/app-logger.js';
@@ -122,10 +129,21 @@ function isUnder(path: string, prefix: string): boolean {
   );
 }
 
-/** Sets recorded headers on a response. */
+/**
+ * Sets recorded headers on a response: checked once, then put straight into the response's
+ * headers (library-internals/outgoing-headers.ts), since every response gets them (bench scenario listPets).
+ */
 export function applyHeaders(res: ServerResponse, headers: RecordedHeaders): void {
-  for (let i = 0; i < headers.removed.length; i++) res.removeHeader(headers.removed[i]);
-  for (let i = 0; i < headers.set.length; i++) res.setHeader(headers.set[i][0], headers.set[i][1]);
+  const prepared = (headers.prepared ??= prepareRecorded(headers));
+  for (let i = 0; i < prepared.removed.length; i++) dropHeader(res, prepared.removed[i][0], prepared.removed[i][1]);
+  putHeaders(res, prepared.set);
+}
+
+function prepareRecorded(headers: RecordedHeaders): NonNullable<RecordedHeaders['prepared']> {
+  return {
+    set: headers.set.map(([name, value]) => prepareHeader(name, value)),
+    removed: headers.removed.map((name) => [name.toLowerCase(), name]),
+  };
 }
 
 /** What the edge reports when a request is over: complete, or abandoned by the client. */
@@ -162,7 +180,8 @@ export function requestEdge(
     const startedAt = performance.now();
     const id = requestIdFor(req);
     req.id = id;
-    res.setHeader(REQUEST_ID_HEADER, id);
+    // A request id is a UUID or matches WELL_FORMED (request-id.ts): a valid header value.
+    putHeader(res, 'x-request-id', REQUEST_ID_HEADER, id);
     applyHeaders(res, headers.forPath(req.path));
     onStart();
     res.once('close', () => onFinished(req, res, performance.now() - startedAt));

@@ -3,6 +3,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Response } from 'express';
 import { parse as parseQueryString } from 'node:querystring';
 import { stringifyJson } from '../json/json-codec.js';
+import { putHeader } from '../library-internals/index.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -35,8 +36,9 @@ export class JsonExpressAdapter extends ExpressAdapter {
     if (!isJsonData(body)) return super.reply(response, body, statusCode);
     if (statusCode !== undefined) response.statusCode = statusCode;
     const text = stringifyJson(body);
-    response.setHeader('Content-Type', JSON_TYPE);
-    response.setHeader('Content-Length', Buffer.byteLength(text));
+    // Put straight into the response's headers, as on every response (library-internals).
+    putHeader(response, 'content-type', 'Content-Type', JSON_TYPE);
+    putHeader(response, 'content-length', 'Content-Length', Buffer.byteLength(text));
     response.end(text);
     return response;
   }

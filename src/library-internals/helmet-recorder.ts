@@ -1,5 +1,6 @@
 import type helmet from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { PreparedHeader } from './outgoing-headers.js';
 
 /**
  * Internal: how helmet's middleware works (checked against helmet 8.3.0): synchronously, by
@@ -12,6 +13,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export interface RecordedHeaders {
   set: [string, string | number | readonly string[]][];
   removed: string[];
+  /** `set` checked and lowercased for putHeaders, made on first use (http/http-edge.ts). */
+  prepared?: { set: PreparedHeader[]; removed: [string, string][] };
 }
 
 /** What a helmet middleware does to a response: the headers it sets and those it removes. */

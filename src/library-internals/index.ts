@@ -15,6 +15,8 @@
  *   (@nestjs/core 12.5.1, express 5.3.0).
  * - helmet-recorder.ts: helmet's middleware being synchronous and setting headers only through
  *   setHeader/removeHeader (helmet 8.3.0).
+ * - outgoing-headers.ts: the store of a response's headers under node:http's `kOutHeaders`
+ *   symbol, written directly for the headers of every response (Node 20.20.2, 24.11.1).
  * - validation-metadata.ts: class-validator's metadata storage, to list a DTO's fields
  *   (class-validator 0.15.1).
  * - pg-client-query.ts: every query of a pg pool's clients passing through `Client#query`, which
@@ -29,4 +31,5 @@ export { allowedMethods, isMiddlewareRoute } from './route-table.js';
 export { interceptedClient, type QueryCallback } from './pg-client-query.js';
 export { isRouterNotFound } from './router-not-found.js';
 export { responseStartedOn } from './socket-response.js';
+export { dropHeader, prepareHeader, putHeader, putHeaders, type PreparedHeader } from './outgoing-headers.js';
 export { validatedProperties } from './validation-metadata.js';

@@ -93,13 +93,15 @@ export function remaining(w: WindowState): number {
   return Math.max(0, w.limit - w.count);
 }
 
-export interface RateLimitHeaders {
-  'X-RateLimit-Limit': string;
-  'X-RateLimit-Remaining': string;
-  'X-RateLimit-Reset': string;
-  'RateLimit-Policy': string;
-  RateLimit: string;
-}
+export const RATE_LIMIT_HEADER_NAMES = [
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+] as const;
+
+export type RateLimitHeaders = Record<(typeof RATE_LIMIT_HEADER_NAMES)[number], string>;
 
 /**
  * The headers of a decided request: the X-RateLimit-* triple (docs/api.md, "Rate limits") and
