@@ -6,7 +6,7 @@ import { AppModule, AppModuleOptions } from './app.module.js';
 import { FinishedRequests } from './http/finished-requests.js';
 import { applyHttpEdge, corsOptions, requestEdge, testDelayMiddleware } from './http/http-edge.js';
 import { JsonExpressAdapter } from './http/json-express.adapter.js';
-import { recordedContext } from './request-context/request-context.js';
+import { recordedContext, requestIp } from './request-context/request-context.js';
 import { routeTemplate } from './http/route-template.js';
 import { loadConfig } from './config/config.js';
 import { ShutdownService } from './lifecycle/shutdown.service.js';
@@ -61,7 +61,7 @@ export function configureApp(app: INestApplication, options: AppModuleOptions): 
           url: req.originalUrl ?? req.url,
           status,
           durationMs: Math.round(durationMs * 100) / 100,
-          ip: req.ip,
+          ip: requestIp(req),
           keyId,
           endedAt: Date.now(),
         });

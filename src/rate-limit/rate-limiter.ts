@@ -6,7 +6,7 @@ import type { Principal } from '../auth/auth.types.js';
 import type { Limits } from '../api-keys/plans.js';
 import { PLAN_LIMITS } from '../api-keys/plans.js';
 import { ApiError } from '../errors/api-error.js';
-import { requestContext } from '../request-context/request-context.js';
+import { requestContext, requestIp } from '../request-context/request-context.js';
 import { MetricsService, RateLimitRejection } from '../metrics/metrics.service.js';
 import { Clock } from '../time/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
@@ -37,7 +37,7 @@ export interface RateLimitSubject extends Limits {
  * IPv6 addresses count per /64, as @nestjs/throttler does: one host usually holds a whole /64.
  */
 export function clientAddress(req: Request): string {
-  const claimed = req.ip;
+  const claimed = requestIp(req);
   const address = claimed !== undefined && isIP(claimed) !== 0 ? claimed : req.socket?.remoteAddress;
   return normalizeIp(address ?? 'unknown') ?? 'unknown';
 }
