@@ -3,6 +3,7 @@ import { stringify } from 'lossless-json';
 import { int64, INT64_MAX } from '../../test/support/arbitraries.js';
 import {
   canonicalJson,
+  declarePlainJson,
   InexactNumber,
   JsonSyntaxError,
   JsonTooDeepError,
@@ -74,6 +75,24 @@ describe('lossless JSON codec', () => {
     expect(
       stringifyJson({ a: undefined, b: () => 1, c: [undefined, Symbol('s')], d: new Date(0), e: 'x'.repeat(300) }),
     ).toBe(reference({ a: undefined, b: () => 1, c: [undefined, Symbol('s')], d: new Date(0), e: 'x'.repeat(300) }));
+  });
+
+  it('writes a declared page of rows exactly as lossless-json does, the declaration unseen', () => {
+    const reference = (value: unknown) => stringify(value) ?? 'null';
+    const id = fc.oneof(
+      fc.integer({ min: 1 }),
+      int64.filter((n) => n > 0n),
+    );
+    const row = fc.record({ id, name: fc.string({ unit: 'binary' }), categoryId: id, status: fc.string() });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 25 }), (rows) => {
+        const withBigint = rows.some((r) => typeof r.id === 'bigint' || typeof r.categoryId === 'bigint');
+        const declared = declarePlainJson([...rows], withBigint);
+        expect(stringifyJson(declared)).toBe(reference(rows));
+        expect(Object.keys(declared)).toEqual(Object.keys(rows));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('pins the examples of docs/api.md, "Identifiers (int64)"', () => {

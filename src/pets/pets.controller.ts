@@ -8,6 +8,7 @@ import { ApiError } from '../errors/api-error.js';
 import { JsonBody } from '../http/json-body.interceptor.js';
 import { NoQueryParametersPipe } from '../http/no-query-parameters.pipe.js';
 import { INT64_MAX, toPositiveInt64 } from '../json/int64.js';
+import { declarePlainJson } from '../json/json-codec.js';
 import { publicUrlsConfig, type PublicUrlsConfig } from '../config/public-urls.config.js';
 import { IDEMPOTENT_REPLAYED_HEADER } from '../idempotency/idempotency-key.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
@@ -53,7 +54,7 @@ export class PetsController {
     const page = await this.pets.list(request);
     const link = nextPageLink(this.config.publicBaseUrl, request, page.nextAfter);
     if (link !== undefined) res.setHeader('Link', link);
-    return page.pets;
+    return declarePage(page.pets);
   }
 
   @Post()
@@ -130,4 +131,15 @@ export class PetsController {
     if (!pet) throw new ApiError('not_found', `No animal has id ${petId}.`);
     return pet;
   }
+}
+
+/**
+ * A page as the JSON writer's plain kind: each row holds its four columns, strings and int64s
+ * (a number, or a bigint beyond 2^53), so the writer need not scan it.
+ */
+function declarePage(pets: Pet[]): Pet[] {
+  let withBigint = false;
+  for (let i = 0; i < pets.length && !withBigint; i++)
+    withBigint = typeof pets[i].id === 'bigint' || typeof pets[i].categoryId === 'bigint';
+  return declarePlainJson(pets, withBigint);
 }
