@@ -42,7 +42,11 @@ function setup(env: Record<string, string> = {}, row: StoredApiKey | null = stor
 
 const ADDRESS = '203.0.113.7';
 
-async function refusal(auth: AuthService, header?: string, address = ADDRESS): Promise<ApiError> {
+async function refusal(
+  auth: AuthService,
+  header?: string,
+  address: string | (() => string) = ADDRESS,
+): Promise<ApiError> {
   const result = await auth.verify(header, address);
   if (result.ok) throw new Error('accepted');
   return result.error;
@@ -355,6 +359,23 @@ describe('AuthService', () => {
     // The next minute the address may try again.
     clock.set('2026-11-22T12:01:00Z');
     expect(await refusal(auth, `Bearer ${generateApiKey()}`)).toMatchObject({ code: 'invalid_api_key' });
+  });
+
+  it("asks for the client's address only when a guess's budget needs it, and charges the budget of the address it gets", async () => {
+    const { auth } = setup({ API_KEY_FAILED_LOOKUPS_PER_ADDRESS: '1' });
+    const address = jest.fn(() => ADDRESS);
+    expect((await auth.verify(`Bearer ${KEY}`, address)).ok).toBe(true); // a guess, found: known from now on
+    expect(address).toHaveBeenCalledTimes(1);
+    address.mockClear();
+    expect(auth.verify(`Bearer ${KEY}`, address)).toMatchObject({ ok: true }); // cached
+    expect(auth.verify('Bearer nope', address)).toMatchObject({ ok: false }); // malformed
+    expect(address).not.toHaveBeenCalled();
+    expect(await refusal(auth, `Bearer ${generateApiKey()}`, address)).toMatchObject({
+      code: 'invalid_api_key',
+    });
+    expect(address).toHaveBeenCalledTimes(1);
+    // The budget charged was ADDRESS's: a plain ADDRESS is now over it.
+    expect(await refusal(auth, `Bearer ${generateApiKey()}`)).toMatchObject({ code: 'rate_limit_exceeded' });
   });
 
   it('overshoots the address budget under concurrency by fewer than the lookups running at once (half the pool)', async () => {

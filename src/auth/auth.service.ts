@@ -92,14 +92,15 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * The outcome of an Authorization header sent from `address`, in the steps of docs/api-keys.md
+   * The outcome of an Authorization header sent from `address` (or the function that gives it,
+   * called only when a guess's budgets need it), in the steps of docs/api-keys.md
    * ("Verification"). Bad credentials are a result ({ok: false}), never an exception; only a
    * failing database, or a full queue of lookups of never-found keys, rejects (both answered 503).
    * The result is returned at once, not as a promise, when no lookup is needed (a refusal
    * without I/O, or a cached lookup): a request then passes admission without waiting on the
    * microtask queue at every step (bench scenario listPetsManyKeys, ledger: event loop).
    */
-  verify(header: string | undefined, address: string): AuthResult | Promise<AuthResult> {
+  verify(header: string | undefined, address: string | (() => string)): AuthResult | Promise<AuthResult> {
     // 1. Parse `Authorization: Bearer <key>`.
     const key = parseHeader(header);
     if (typeof key !== 'string') return key;
@@ -177,9 +178,12 @@ export class AuthService implements OnApplicationBootstrap, BeforeApplicationShu
    * The stored key of a well-formed credential the cache does not hold (null: none), or the
    * refusal of a guess over its budgets.
    */
-  private async lookUp(credential: Credential, address: string): Promise<StoredApiKey | null | Refusal> {
+  private async lookUp(
+    credential: Credential,
+    address: string | (() => string),
+  ): Promise<StoredApiKey | null | Refusal> {
     if (credential.version === 2 || this.cache.isKnown(credential.hash)) return this.cache.lookup(credential.hash);
-    return this.lookupGuess(credential.hash, address);
+    return this.lookupGuess(credential.hash, typeof address === 'string' ? address : address());
   }
 
   /**
