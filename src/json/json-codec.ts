@@ -185,6 +185,7 @@ function declaredKind(value: unknown): number | undefined {
     ? (value as { [DECLARED_KIND]?: number })[DECLARED_KIND]
     : undefined;
 }
+
 /** Beyond this depth a body is left to the writer (ours are two levels deep). */
 const SCAN_DEPTH = 16;
 

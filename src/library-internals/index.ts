@@ -16,7 +16,7 @@
  * - helmet-recorder.ts: helmet's middleware being synchronous and setting headers only through
  *   setHeader/removeHeader (helmet 8.3.0).
  * - outgoing-headers.ts: the store of a response's headers under node:http's `kOutHeaders`
- *   symbol, written directly for the headers of every response (Node 20.20.2, 24.11.1).
+ *   symbol, written directly for the headers of every response (Node 20.20.2, 24.21.0).
  * - validation-metadata.ts: class-validator's metadata storage, to list a DTO's fields
  *   (class-validator 0.15.1).
  * - pg-client-query.ts: every query of a pg pool's clients passing through `Client#query`, which

@@ -2,7 +2,7 @@ import { OutgoingMessage, validateHeaderName, validateHeaderValue, type ServerRe
 
 /**
  * Internal: how node:http keeps a response's headers until its head is written (checked against
- * Node 20.20.2 and 24.11.1): an own property of each OutgoingMessage under the symbol
+ * Node 20.20.2 and 24.21.0): an own property of each OutgoingMessage under the symbol
  * `kOutHeaders`, null or a null-prototype object from each lowercased name to `[name as given,
  * value]`. `setHeader` validates the name and the value, lowercases the name and stores that
  * pair; getHeader, hasHeader, getHeaders, removeHeader and the writing of the head read it.
