@@ -74,8 +74,8 @@ export function recordedContext(req: Request): RequestContext | undefined {
 
 /**
  * The client address as Express computes it (`req.ip`: X-Forwarded-For through TRUST_PROXY),
- * computed once per request: the getter parses X-Forwarded-For on every read, and admission and
- * the access log both read it (bench scenario listPetsManyKeys).
+ * computed once per request: the getter parses X-Forwarded-For on every read, and the access log
+ * reads it as admission does when the address decides (bench scenario listPetsManyKeys).
  */
 export function requestIp(req: Request): string | undefined {
   const context = requestContext(req);
