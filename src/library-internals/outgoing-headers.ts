@@ -16,8 +16,8 @@ const OUT_HEADERS: symbol | undefined = Object.getOwnPropertySymbols(new Outgoin
   (s) => s.description === 'kOutHeaders',
 );
 
-/** A header for putHeader: its name lowercased, its name as written, and its value. */
 export type HeaderValue = string | number | readonly string[];
+/** A header for putHeaders: its name lowercased, its name as written, and its value. */
 export type PreparedHeader = readonly [lower: string, name: string, value: HeaderValue];
 
 /** A constant header checked once as setHeader checks it (throws as setHeader would). */
@@ -34,30 +34,30 @@ export function prepareHeader(name: string, value: HeaderValue): PreparedHeader 
  * written, or where the internal is not as described, it is setHeader itself.
  */
 export function putHeader(res: ServerResponse, lower: string, name: string, value: HeaderValue): void {
-  if (OUT_HEADERS === undefined || res.headersSent) {
-    res.setHeader(name, value);
-    return;
-  }
   let headers = outHeaders(res);
   if (headers === undefined) {
     res.setHeader(name, value);
     return;
   }
-  if (headers === null) (res as unknown as Holder)[OUT_HEADERS] = headers = Object.create(null) as OutHeaders;
+  if (headers === null) (res as unknown as Holder)[OUT_HEADERS as symbol] = headers = Object.create(null) as OutHeaders;
   headers[lower] = [name, value];
 }
 
 type OutHeaders = Record<string, [string, HeaderValue]>;
 type Holder = Record<symbol, OutHeaders | null | undefined>;
 
-/** The response's header store: null while empty, undefined when it is not where it is expected. */
+/**
+ * The response's header store while it may still be written: null while empty; undefined once
+ * the head is written, or when the store is not where it is expected (then setHeader and
+ * removeHeader do the work, and refuse what they refuse).
+ */
 function outHeaders(res: ServerResponse): OutHeaders | null | undefined {
-  return (res as unknown as Holder)[OUT_HEADERS as symbol];
+  return OUT_HEADERS === undefined || res.headersSent ? undefined : (res as unknown as Holder)[OUT_HEADERS];
 }
 
 /** Removes a header as `res.removeHeader(name)` does, `lower` being `name.toLowerCase()`. */
 export function dropHeader(res: ServerResponse, lower: string, name: string): void {
-  const headers = OUT_HEADERS === undefined || res.headersSent ? undefined : outHeaders(res);
+  const headers = outHeaders(res);
   if (headers === undefined) res.removeHeader(name);
   else if (headers !== null) delete headers[lower];
 }
