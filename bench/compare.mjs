@@ -142,7 +142,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
 
     // One more run each under the CPU profiler, not in the table (profiling costs a few %).
     if (profiles.includes(scenario.name)) {
-      for (const name of ['service', 'floor', 'peer'].filter((n) => servers[n])) {
+      for (const name of ['service', 'candidate', 'floor', 'peer'].filter((n) => servers[n])) {
         const r = await measure(servers[name], scenario, key, { profile: true, rate });
         if (name === 'service') serviceRuns.push(r);
         ledgers.push({

@@ -34,6 +34,8 @@ const own = (pattern) =>
  */
 export const RULES = [
   { layer: 'GC', fn: /^\(garbage collector\)$/ },
+  // Only in a profile made from `perf` samples (bench/perf-profile.mjs): the server's other threads.
+  { layer: "other threads (V8's collector and compiler, libuv's pool)", fn: /^\(other threads\)$/ },
   { layer: 'V8 & native, no JS stack ((program))', fn: /^\(program\)$/ },
   { layer: 'HTTP parsing & socket read', url: /^node:(_http_server|_http_common|_http_incoming)$/ },
   { layer: 'HTTP parsing & socket read', url: own('/http/client-errors') },

@@ -3,7 +3,7 @@
 // bench/gc-probe.mjs, optionally under V8's CPU profiler).
 /* global setInterval, clearInterval */
 import autocannon from 'autocannon';
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paced, pacedPool, SLOW_WINDOW_MS } from './paced.mjs';
@@ -11,7 +11,8 @@ import { cpuSplitOf, infraCpu, infraCpuSince, memoryOf, pgSessions, redisScriptC
 import { linesSince, logOffset } from './log-lines.mjs';
 import { sessionsSince } from './pg-sessions.mjs';
 import { cpuAround, startSchedProbe } from './sched-probe.mjs';
-import { CONNECTIONS, DURATION, FIRST_WARMUP, RUN_ID, SCHED, WARMUP, WORK, log } from './settings.mjs';
+import { perfProfile, startPerf } from './perf-profile.mjs';
+import { CONNECTIONS, DURATION, FIRST_WARMUP, PERF, PERF_DIR, RUN_ID, SCHED, WARMUP, WORK, log } from './settings.mjs';
 
 /** Seconds from a UTC minute's start in which the slowest-window line marks a window. */
 const MINUTE_START_S = 3;
@@ -184,7 +185,9 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
   server.measured = true;
   const warmup = warmupSeconds > 0 ? await load(server, scenario, key, warmupSeconds, { rate, pool }) : null;
   await gcWindow(server); // discards the warm-up's pauses
-  if (profile) {
+  const perfFile = path.join(WORK, `${RUN_ID}-${server.tag}-${scenario.name}.perf.data`);
+  const perf = profile && PERF ? await startPerf(server.child.pid, perfFile) : null;
+  if (profile && !PERF) {
     rmSync(server.profileFile, { force: true });
     server.child.kill('SIGUSR2'); // starts the profiler
   }
@@ -195,7 +198,8 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
   const r = await load(server, scenario, key, seconds, { rate, pool, sched: SCHED });
   r.rate = rate;
   r.seconds = seconds;
-  if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
+  if (perf) await perf.stop();
+  else if (profile) server.child.kill('SIGUSR2'); // stops it and writes the profile
   r.loop = await gcWindow(server);
   r.warmup = warmup && {
     requests: warmup.requests,
@@ -203,7 +207,12 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
     non2xx: warmup.non2xx,
     statusCodes: warmup.statusCodes,
   };
-  if (profile) {
+  if (perf) {
+    r.profile = await perfProfile(perfFile, PERF_DIR);
+    rmSync(perfFile, { force: true });
+    r.profileFile = path.join(WORK, `${RUN_ID}-${server.tag}-${scenario.name}.cpuprofile`);
+    writeFileSync(r.profileFile, JSON.stringify(r.profile));
+  } else if (profile) {
     const text = await awaitFile(
       server.profileFile,
       (t) => {

@@ -2,15 +2,18 @@
 // or a signal), and the servers it starts, with their memory and CPU read from /proc.
 /* global fetch, AbortSignal, setTimeout, clearTimeout */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { perfNodeFlags } from './perf-profile.mjs';
 import { SessionCounter } from './pg-sessions.mjs';
 import {
   CPU_PROFILER,
   GC_PROBE,
   NODE_BIN,
+  PERF,
+  PERF_DIR,
   PG_ADMIN_URL,
   REDIS_URL,
   ROOT,
@@ -201,8 +204,11 @@ export async function startServer(name, args, env, port, { profile = false, tag 
   const profileFile = path.join(WORK, `${RUN_ID}-${tag}.cpuprofile`);
   const fd = openSync(logFile, 'w');
   const t0 = performance.now();
-  const preload = ['--import', GC_PROBE, ...(profile ? ['--import', CPU_PROFILER] : [])];
-  const child = spawn(NODE_BIN, [...preload, ...args], {
+  // A profiled server takes V8's profiler, or with BENCH_PERF the flags `perf` needs (V8 then
+  // writes its jitdump and log files in PERF_DIR).
+  if (profile && PERF) mkdirSync(PERF_DIR, { recursive: true });
+  const profiler = !profile ? [] : PERF ? perfNodeFlags(PERF_DIR, NODE_BIN) : ['--import', CPU_PROFILER];
+  const child = spawn(NODE_BIN, [...profiler, '--import', GC_PROBE, ...args], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

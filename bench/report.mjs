@@ -6,7 +6,7 @@ import { keyHeadroom } from './keys.mjs';
 import { formatLedger } from './ledger.mjs';
 import { SLOW_WINDOW_MS } from './paced.mjs';
 import { formatSummary } from './profile-summary.mjs';
-import { DURATION, ROOT } from './settings.mjs';
+import { DURATION, PERF, ROOT } from './settings.mjs';
 
 export const fmt = (n, digits = 0) =>
   n === null || n === undefined || Number.isNaN(n)
@@ -299,7 +299,7 @@ export function ledgerLines(ledgers) {
     const service = these.find((l) => l.name === 'service');
     out.push(
       '',
-      `Cost ledger, ${scenario} (bench/ledger.mjs): one extra profiled run per server${these[0].rate ? ` at ${fmt(these[0].rate)} req/s` : ''}, not in the table; each sample goes to the nearest layer on its stack; µs/req = share of busy samples × that run's CPU µs/req; the profile samples by the clock, so the lines holding socket writes (response writing, database, Redis) also hold time off the CPU and read high, the others low (${these.map((l) => `${l.name} ${fmt(l.reqPerSec)} req/s`).join(', ')}).`,
+      `Cost ledger, ${scenario} (bench/ledger.mjs): one extra profiled run per server${these[0].rate ? ` at ${fmt(these[0].rate)} req/s` : ''}, not in the table; each sample goes to the nearest layer on its stack; µs/req = share of busy samples × that run's CPU µs/req; ${PERF ? 'sampled by Linux perf by CPU time, every thread (BENCH_PERF: bench/perf-profile.mjs)' : 'the profile samples by the clock, so the lines holding socket writes (response writing, database, Redis) also hold time off the CPU and read high, the others low'} (${these.map((l) => `${l.name} ${fmt(l.reqPerSec)} req/s`).join(', ')}).`,
       `Profiles: ${these.map((l) => path.relative(ROOT, l.file)).join(', ')}`,
       '',
       formatLedger(these.map((l) => ({ name: l.name, ledger: l.ledger, cpuUsPerReq: l.cpuUsPerReq }))),

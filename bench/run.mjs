@@ -90,6 +90,9 @@
 //                       slow requests fell due, and how long the server waited for a CPU
 //                       (bench/sched-probe.mjs; the probe reads /proc every 20 ms and takes
 //                       some CPU itself)
+//   BENCH_PERF=1        the cost ledger sampled by Linux `perf` (CPU time, every thread, kernel and
+//                       native code included) instead of V8's profiler, which samples by the clock;
+//                       the servers then run with V8's jitdump flags (bench/perf-profile.mjs)
 //   BENCH_NODE_OPTIONS  NODE_OPTIONS for the service processes, in place of the image's
 //                       (the Dockerfile's NODE_OPTIONS); empty for V8's defaults
 //   BENCH_MALLOC_ARENA_MAX  MALLOC_ARENA_MAX for the service processes, in place of the image's;
@@ -150,8 +153,11 @@ import {
   EMBEDDED,
   FIRST_PORT,
   METRICS_TOKEN,
+  NODE_BIN,
   NODE_VERSION,
   ORDER,
+  PERF,
+  PERF_DIR,
   RATE,
   REDIS_URL,
   RESULTS,
@@ -172,6 +178,7 @@ import {
   SERVICE_NODE_FLAGS,
 } from './settings.mjs';
 import { freshStart } from './fresh-start.mjs';
+import { perfProfPathSupported, perfUnavailable } from './perf-profile.mjs';
 import { soak } from './soak.mjs';
 import { computeTargets, formatTargets } from './targets.mjs';
 
@@ -188,6 +195,12 @@ async function main() {
   const warnings = build(!SOAK && (SERVERS.includes('floor') || SERVERS.includes('peer')));
   if (SOAK) return soak(warnings);
   if (FRESH_START) return freshStart(warnings);
+  if (PERF) {
+    const why =
+      perfUnavailable() ??
+      (perfProfPathSupported(NODE_BIN) ? null : `${NODE_VERSION} has no --perf-prof-path (Node 22 or later has)`);
+    if (why) throw new Error(`BENCH_PERF=1: ${why}`);
+  }
   const startedAt = new Date().toISOString();
   const loadBefore = os.loadavg()[0];
   if (loadBefore > 1.5)
@@ -489,5 +502,7 @@ try {
   for (const f of readdirSync(WORK))
     if (f.startsWith(RUN_ID) && (exitCode === 0 ? !kept(f) : f.endsWith('.gc.json')))
       rmSync(path.join(WORK, f), { recursive: true, force: true });
+  // The profiled servers' jitdump files (BENCH_PERF): each holds every compiled function's code.
+  rmSync(PERF_DIR, { recursive: true, force: true });
 }
 process.exit(exitCode);

@@ -54,6 +54,10 @@ export const TRACE_GC = ['1', 'nvp'].includes(process.env.BENCH_TRACE_GC) ? proc
 if (process.env.BENCH_TRACE_GC && !TRACE_GC && process.env.BENCH_TRACE_GC !== '0')
   throw new Error(`BENCH_TRACE_GC must be 1 or nvp, got "${process.env.BENCH_TRACE_GC}"`);
 export const SCHED = process.env.BENCH_SCHED === '1';
+/** The cost ledger's profiled runs sampled by Linux `perf` (CPU time, every thread) instead of V8's profiler (bench/perf-profile.mjs). */
+export const PERF = process.env.BENCH_PERF === '1';
+/** Where the profiled servers run with BENCH_PERF: their jitdump files land in their working directory. */
+export const PERF_DIR = path.join(WORK, 'perf');
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 export const FIRST_PORT = num('BENCH_PORT', 3600);
