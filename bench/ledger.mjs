@@ -1,6 +1,7 @@
 // The cost ledger: where each CPU microsecond of a request goes, by layer, from a V8
 // CPU profile (`BENCH_PROFILE=1 npm run bench` writes them for listPets; it prints this ledger for
-// the service, the framework floor and the peer side by side).
+// the service, the candidate, the framework floor and the peer side by side; with BENCH_PERF=1 the
+// profiles are made from Linux perf's samples, bench/perf-profile.mjs).
 //
 // Every sample is given to one layer: walk its stack from the leaf up to the nearest frame that
 // belongs to a layer (RULES, first matching rule wins per frame). So a writev under ioredis is

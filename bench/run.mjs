@@ -67,7 +67,8 @@
 //                       listPetsManyKeys and createPetIdempotent (or BENCH_PROFILE=<scenario>[,…],
 //                       scenarios of the normal dataset; the first scenario when BENCH_ONLY
 //                       leaves those three out), one more run each, at the fixed rate,
-//                       of service, floor and peer under V8's CPU profiler (bench/cpu-profiler.mjs);
+//                       of service, candidate, floor and peer under V8's CPU profiler
+//                       (bench/cpu-profiler.mjs; with BENCH_PERF, Linux perf);
 //                       prints the ledger of each side by side and the service's top functions.
 //                       The profiled runs are not in the table. BENCH_PROFILE=0 skips them.
 //   BENCH_SOAK=1        instead of the comparison: the service alone under BENCH_SOAK_SCENARIO
