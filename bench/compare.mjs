@@ -153,6 +153,7 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
           cpuUsPerReq: r.cpuUsPerReq,
           reqPerSec: r.reqPerSec,
           ledger: ledger(r.profile),
+          profile: r.profile,
           summary: name === 'service' ? summarise(r.profile, 15) : null,
         });
       }

@@ -116,7 +116,7 @@ const HEADER = /(\d+)\/(\d+)\s+(\d+)\s*$/;
 const FRAME = /^\s+[0-9a-f]+ (.*) \((.*)\)$/;
 // A compiled JavaScript function as V8's jitdump names it: `JS:<tier mark><name> <url>:<line>:<column>`
 // (the mark names the compiler's tier, and is dropped).
-const JS_FRAME = /^JS:[*~^+']?(.*?) ?((?:file:|node:|wasm:|\/)\S*?)(?::(\d+))?(?::(\d+))?$/;
+const JS_FRAME = /^JS:[*~^+]?'?(.*?) ?((?:file:|node:|wasm:|\/)\S*?)(?::(\d+))?(?::(\d+))?$/;
 // V8's collector, on the main thread's stack when it collects there.
 const GC_FRAME = /Heap::(CollectGarbage|PerformGarbageCollection)|Scavenger|MarkCompactCollector|MinorMarkSweep/;
 

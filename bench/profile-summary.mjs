@@ -20,7 +20,10 @@ function owner(url) {
 
 function frameName(cf) {
   const file = cf.url
-    ? cf.url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(bench-dist|dist|src)\//, '$1/')
+    ? cf.url
+        .replace(/^.*\/node_modules\//, '')
+        .replace(/^file:\/\/.*?\/\.tmp\/[^/]+\//, '')
+        .replace(/^file:\/\/.*?\/(dist|src)\//, '$1/')
     : '';
   return `${cf.functionName || '(anonymous)'} ${file ? `${file}:${cf.lineNumber + 1}` : ''}`.trim();
 }
@@ -72,6 +75,60 @@ export function summarise(profile, top = 25) {
     inclusive: rank(inclusive),
     packages: rank(packages),
   };
+}
+
+/**
+ * Busy time per function, each sample charged to the nearest JavaScript function on its stack
+ * (with the builtins, runtime and kernel work it called), else to its pseudo frame ((program),
+ * (garbage collector), (other threads)): in ms, by name. A service file is named by its path
+ * inside the build, so two builds of the service compare function by function.
+ */
+export function nearestFunctions(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const memo = new Map();
+  const nameOf = (leafId) => {
+    let name = memo.get(leafId);
+    if (name !== undefined) return name;
+    // Up from the leaf to the first JavaScript frame, or to the frame under the root.
+    let id = leafId;
+    while (!byId.get(id).callFrame.url && byId.get(parent.get(id))?.callFrame.functionName !== '(root)')
+      id = parent.get(id);
+    name = frameName(byId.get(id).callFrame);
+    memo.set(leafId, name);
+    return name;
+  };
+  const ms = new Map();
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i]);
+    if (node.callFrame.functionName === '(idle)') continue;
+    const name = nameOf(node.id);
+    ms.set(name, (ms.get(name) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / 1000);
+  }
+  return ms;
+}
+
+/**
+ * Several servers' nearestFunctions side by side, in µs a request (each function's share of its
+ * busy time × the run's CPU µs a request): the `top` functions with the most in any column.
+ * `columns`: [{ name, profile, cpuUsPerReq }].
+ */
+export function formatNearest(columns, top = 30) {
+  const per = columns.map((c) => {
+    const ms = nearestFunctions(c.profile);
+    const busy = [...ms.values()].reduce((a, b) => a + b, 0);
+    return new Map([...ms].map(([k, v]) => [k, busy > 0 ? (v / busy) * c.cpuUsPerReq : 0]));
+  });
+  const names = [...new Set(per.flatMap((m) => [...m.keys()]))]
+    .map((name) => ({ name, most: Math.max(...per.map((m) => m.get(name) ?? 0)) }))
+    .sort((a, b) => b.most - a.most)
+    .slice(0, top)
+    .map((r) => r.name);
+  const header = `| function (nearest JavaScript frame) | ${columns.map((c) => `${c.name} µs/req`).join(' | ')} |`;
+  const rule = `|---|${columns.map(() => '--:').join('|')}|`;
+  const rows = names.map((n) => `| ${n} | ${per.map((m) => (m.get(n) ?? 0).toFixed(1)).join(' | ')} |`);
+  return [header, rule, ...rows].join('\n');
 }
 
 export function formatSummary(s) {

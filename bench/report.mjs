@@ -5,7 +5,7 @@ import path from 'node:path';
 import { keyHeadroom } from './keys.mjs';
 import { formatLedger } from './ledger.mjs';
 import { SLOW_WINDOW_MS } from './paced.mjs';
-import { formatSummary } from './profile-summary.mjs';
+import { formatNearest, formatSummary } from './profile-summary.mjs';
 import { DURATION, PERF, ROOT } from './settings.mjs';
 
 export const fmt = (n, digits = 0) =>
@@ -304,6 +304,14 @@ export function ledgerLines(ledgers) {
       '',
       formatLedger(these.map((l) => ({ name: l.name, ledger: l.ledger, cpuUsPerReq: l.cpuUsPerReq }))),
     );
+    // By CPU time a function's own cost is steady enough to compare across builds and servers.
+    if (PERF)
+      out.push(
+        '',
+        `${scenario} by function (BENCH_PERF): each sample goes to the nearest JavaScript function on its stack, with the builtins, runtime and kernel work under it:`,
+        '',
+        formatNearest(these.map((l) => ({ name: l.name, profile: l.profile, cpuUsPerReq: l.cpuUsPerReq }))),
+      );
     if (service)
       out.push('', `CPU profile of the service during ${scenario}, top functions:`, formatSummary(service.summary));
   }

@@ -6,6 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ledger } from '../../bench/ledger.mjs';
+import { formatNearest } from '../../bench/profile-summary.mjs';
 import { perfNodeFlags, perfProfile, perfToProfile, perfUnavailable, startPerf } from '../../bench/perf-profile.mjs';
 import { waitFor } from '../support/wait-for.js';
 
@@ -44,7 +45,7 @@ describe('perfToProfile', () => {
           ['__libc_write', '/usr/lib/x86_64-linux-gnu/libc.so.6'],
           ['Builtin:CallApiCallback', jit],
           [`JS:*writeUtf8String node:internal/stream_base_commons:120:3`, jit],
-          [`JS:'send ${SERVICE}/rate-limit/redis.store.js:80:5`, jit],
+          [`JS:*'send ${SERVICE}/rate-limit/redis.store.js:80:5`, jit],
           ['uv_run', '/usr/bin/node'],
         ],
       },
@@ -108,6 +109,37 @@ describe('perfToProfile', () => {
     });
     const names = perfToProfile(text).nodes.map((n) => n.callFrame.functionName);
     expect(names).toEqual(expect.arrayContaining(['V8 Worker', 'ep_poll [kernel]']));
+  });
+});
+
+describe('formatNearest', () => {
+  it('ranks functions in µs a request, each sample at its nearest JavaScript frame, two builds side by side', () => {
+    const build = (dir: string, ms: number) =>
+      perfToProfile(
+        script([
+          {
+            tid: 10,
+            ns: ms * 1_000_000,
+            frames: [
+              ['Builtin:FindOrderedHashMapEntry', 'jitted-10-1.so'],
+              [`JS:*get credential file:///srv/.tmp/${dir}/auth/auth.service.js:150:3`, 'jitted-10-2.so'],
+            ],
+          },
+          { tid: 10, ns: 1_000_000, frames: [['ep_poll', '[kernel.kallsyms]']] },
+        ]),
+      );
+    // Service: 3 of 4 ms in the function; candidate: 1 of 2 ms.
+    expect(
+      formatNearest([
+        { name: 'service', profile: build('bench-dist', 3), cpuUsPerReq: 100 },
+        { name: 'candidate', profile: build('cand-dist', 1), cpuUsPerReq: 80 },
+      ]).split('\n'),
+    ).toEqual([
+      '| function (nearest JavaScript frame) | service µs/req | candidate µs/req |',
+      '|---|--:|--:|',
+      '| get credential auth/auth.service.js:150 | 75.0 | 40.0 |',
+      '| (program) | 25.0 | 40.0 |',
+    ]);
   });
 });
 
