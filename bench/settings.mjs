@@ -56,7 +56,7 @@ if (process.env.BENCH_TRACE_GC && !TRACE_GC && process.env.BENCH_TRACE_GC !== '0
 export const SCHED = process.env.BENCH_SCHED === '1';
 /** The cost ledger's profiled runs sampled by Linux `perf` (CPU time, every thread) instead of V8's profiler (bench/perf-profile.mjs). */
 export const PERF = process.env.BENCH_PERF === '1';
-/** Where the profiled servers run with BENCH_PERF: their jitdump files land in their working directory. */
+/** Where V8 writes the profiled servers' jitdump and log files with BENCH_PERF (removed at the end). */
 export const PERF_DIR = path.join(WORK, 'perf');
 export const PG_ADMIN_URL = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
