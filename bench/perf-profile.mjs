@@ -45,6 +45,7 @@ export function perfNodeFlags(dir, nodeBin = process.execPath) {
 export function perfProfPathSupported(nodeBin) {
   return spawnSync(nodeBin, ['--v8-options'], { encoding: 'utf8' }).stdout.includes('--perf-prof-path');
 }
+
 /** How often `perf` samples each thread, per second of its CPU time. */
 export const PERF_HZ = 999;
 /** `perf record`'s arguments besides the pid and output: the monotonic clock `perf inject --jit` needs, call graphs. */
@@ -82,7 +83,8 @@ export async function startPerf(pid, file) {
 
 /**
  * The CPU profile of a recording: `perf inject --jit` beside it, `perf script` read line by line.
- * The jitted-<pid>-<n>.so files inject writes next to the server's jitdump are removed after.
+ * The jitted-<pid>-<n>.so files inject writes next to the jitdump are removed after, given its
+ * directory (`jitDir`).
  */
 export async function perfProfile(file, jitDir) {
   const injected = `${file}.jit`;
