@@ -84,8 +84,9 @@ describe('startSchedProbe', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("sees the CPU a process's main thread and its other threads burn", async () => {
-    // Once told to, the process spins for 400 ms on its main thread and on a worker thread, then
-    // prints the CPU time it has had since (all threads) and waits to be stopped.
+    // Once started it says so; once told to, it spins for 400 ms on its main thread and on a
+    // worker thread, then prints the CPU time it has had since (all threads) and waits to be
+    // stopped. The probe starts after Node's own start-up, which the process does not count.
     const busy = spawn(process.execPath, [
       '-e',
       `const { Worker } = require('node:worker_threads');
@@ -98,11 +99,14 @@ describe('startSchedProbe', () => {
            const used = process.cpuUsage(since);
            process.stdout.write(String((used.user + used.system) / 1000));
          });
-       });`,
+       });
+       process.stdout.write('ready ');`,
     ]);
     let printed = '';
     busy.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     const exited = new Promise((resolve) => busy.once('exit', resolve));
+    await waitFor(() => printed.startsWith('ready '), { what: 'the busy process to start' });
+    printed = '';
     const file = path.join(dir, 'sched.jsonl');
     const probe = await startSchedProbe(file, busy.pid);
     busy.stdin.write('go\n');
