@@ -41,9 +41,16 @@ export function perfNodeFlags(dir, nodeBin = process.execPath) {
   return perfProfPathSupported(nodeBin) ? [...flags, `--perf-prof-path=${dir}`] : flags;
 }
 
-/** Whether this Node's V8 writes its jitdump where --perf-prof-path says. */
+const pathSupport = new Map();
+
+/** Whether this Node's V8 writes its jitdump where --perf-prof-path says; asked once per binary. */
 export function perfProfPathSupported(nodeBin) {
-  return spawnSync(nodeBin, ['--v8-options'], { encoding: 'utf8' }).stdout.includes('--perf-prof-path');
+  let supported = pathSupport.get(nodeBin);
+  if (supported === undefined) {
+    supported = spawnSync(nodeBin, ['--v8-options'], { encoding: 'utf8' }).stdout.includes('--perf-prof-path');
+    pathSupport.set(nodeBin, supported);
+  }
+  return supported;
 }
 
 /** How often `perf` samples each thread, per second of its CPU time. */
