@@ -1,14 +1,16 @@
-// The comparison: every scenario on each of its servers twice, in alternating order, and the
-// profiled runs of the cost ledger.
+// The comparison: every scenario on each of its servers twice (at the fixed rate BENCH_PASSES
+// times), in alternating order or, with BENCH_TOGETHER, all at once, and the profiled runs of the
+// cost ledger.
 import os from 'node:os';
 import { URL } from 'node:url';
 import { ledger } from './ledger.mjs';
 import { load, measure } from './load.mjs';
+import { passOrder, passRatios } from './passes.mjs';
 import { get } from './processes.mjs';
 import { summarise } from './profile-summary.mjs';
 import { aggregate, countStatuses } from './report.mjs';
 import { bindScenario } from './scenarios.mjs';
-import { CAPACITY, FIXED, ORDER, RATE, distModule, log } from './settings.mjs';
+import { CAPACITY, FIXED, ORDER, PASSES, RATE, TOGETHER, distModule, log } from './settings.mjs';
 
 /**
  * The cursor of a real page in the middle of the data: the Link header's next cursor of the
@@ -40,16 +42,30 @@ export async function bindAll(scenarios, servers, key, keys) {
 }
 
 /**
- * Each of `names` runs `scenario` twice, the second pass in the reverse order, so drift (table
- * growth, caches, a neighbour's load) does not favour whoever goes first. Returns the runs by server.
+ * Each of `names` runs `scenario` once a pass, each pass in the reverse order of the one before,
+ * so drift (table growth, caches, a neighbour's load) does not favour whoever goes first: twice,
+ * or `passes` times. `together`: in each pass every server runs at the same time (BENCH_TOGETHER),
+ * and the pass's CPU per request of each server against the others is logged. Returns the runs by
+ * server.
  */
-async function alternate(servers, names, scenario, key, { rate, settle }) {
+async function alternate(servers, names, scenario, key, { rate, settle, passes = 2, together = false }) {
   const per = Object.fromEntries(names.map((n) => [n, []]));
-  const order = [...names, ...[...names].reverse()];
-  for (const [i, name] of order.entries()) {
-    const r = await measure(servers[name], scenario, key, { rate });
-    if (settle) r.settleMs = await settle();
-    per[name].push({ pass: i < names.length ? 1 : 2, ...r });
+  for (let pass = 1; pass <= passes; pass++) {
+    const order = passOrder(names, pass);
+    if (together) {
+      const runs = await Promise.all(
+        order.map((name) => measure(servers[name], scenario, key, { rate, shared: true })),
+      );
+      if (settle) await settle();
+      order.forEach((name, i) => per[name].push({ pass, together: true, ...runs[i] }));
+      log(`${scenario.name} pass ${pass}, the servers at once: ${passRatios(order, runs)}`);
+      continue;
+    }
+    for (const name of order) {
+      const r = await measure(servers[name], scenario, key, { rate });
+      if (settle) r.settleMs = await settle();
+      per[name].push({ pass, ...r });
+    }
   }
   return per;
 }
@@ -137,7 +153,12 @@ export async function compare(servers, scenarios, key, { profiles = [], loadAver
     const rate = FIXED ? fixedRate(capacityRows) : 0;
     if (FIXED && !CAPACITY && scenario.introduction)
       serviceRuns.push(...(await introduce(servers, names, scenario, key, rate)));
-    if (FIXED) phase('fixed', await alternate(servers, names, scenario, key, { rate, settle }), rate);
+    if (FIXED)
+      phase(
+        'fixed',
+        await alternate(servers, names, scenario, key, { rate, settle, passes: PASSES, together: TOGETHER }),
+        rate,
+      );
     loadAverages.push({ scenario: scenario.name, before, after: os.loadavg()[0] });
 
     // One more run each under the CPU profiler, not in the table (profiling costs a few %).

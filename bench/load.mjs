@@ -24,19 +24,21 @@ const MINUTE_START_S = 3;
  * second evenly spaced over up to CONNECTIONS connections, latency from each request's due time;
  * autocannon's own rate limit would send each second's requests in a burst at its start.
  * `sched` (at a fixed rate): bench/sched-probe.mjs runs meanwhile, and each of the busiest windows
- * of slow requests gets what ran then (`sched`).
+ * of slow requests gets what ran then (`sched`). `shared`: other servers run meanwhile
+ * (BENCH_TOGETHER), so PostgreSQL's and Redis's CPU, the scripts and the connections are not this
+ * server's alone, and are null.
  */
-export async function load(server, scenario, key, seconds, { rate = 0, pool, sched = false } = {}) {
+export async function load(server, scenario, key, seconds, { rate = 0, pool, sched = false, shared = false } = {}) {
   let peakRss = 0;
   const sample = () => {
     const m = memoryOf(server.child.pid);
     if (m) peakRss = Math.max(peakRss, m.rss);
   };
-  const scripts0 = await redisScriptCount();
-  const sessions0 = await pgSessions();
+  const scripts0 = shared ? null : await redisScriptCount();
+  const sessions0 = shared ? null : await pgSessions();
   const timer = setInterval(sample, 100);
   const cpu0 = cpuSplitOf(server.child.pid);
-  const infra0 = infraCpu();
+  const infra0 = shared ? null : infraCpu();
   const log0 = server.name === 'service' ? logOffset(server.logFile) : 0;
   const probe =
     sched && rate > 0
@@ -61,10 +63,10 @@ export async function load(server, scenario, key, seconds, { rate = 0, pool, sch
   // Read at once: the RSS the load left behind, before the process has idled and given any back.
   const after = memoryOf(server.child.pid);
   const cpu1 = cpuSplitOf(server.child.pid);
-  const infra = infraCpuSince(infra0);
+  const infra = shared ? { postgres: null, redis: null } : infraCpuSince(infra0);
   clearInterval(timer);
-  const scripts1 = await redisScriptCount();
-  const sessions = sessionsSince(sessions0, await pgSessions());
+  const scripts1 = shared ? null : await redisScriptCount();
+  const sessions = shared ? null : sessionsSince(sessions0, await pgSessions());
   if (probe) {
     // What ran from a window's start to the end of the next: a stall slows the requests due in
     // the window it starts in and in those after it, until the server has caught up.
@@ -169,21 +171,26 @@ export async function gcWindow(server) {
  * `rate` (0: as fast as the server answers). With `profile`, V8's CPU profiler runs during the
  * load (bench/cpu-profiler.mjs) and the run returns the profile as well.
  */
-export async function measure(server, scenario, key, { profile = false, quiet = false, rate = 0 } = {}) {
+export async function measure(
+  server,
+  scenario,
+  key,
+  { profile = false, quiet = false, rate = 0, shared = false } = {},
+) {
   // At a fixed rate the measured run goes on over the warm-up's connections: opening 64 at its
   // start would put each server's cost of a burst of new connections into its p99.
   const pool = rate > 0 ? pacedPool(server.url, CONNECTIONS) : undefined;
   try {
-    return await measureOver(server, scenario, key, { profile, quiet, rate, pool });
+    return await measureOver(server, scenario, key, { profile, quiet, rate, pool, shared });
   } finally {
     await pool?.destroy().catch(() => {});
   }
 }
 
-async function measureOver(server, scenario, key, { profile, quiet, rate, pool }) {
+async function measureOver(server, scenario, key, { profile, quiet, rate, pool, shared }) {
   const warmupSeconds = server.measured ? WARMUP : FIRST_WARMUP;
   server.measured = true;
-  const warmup = warmupSeconds > 0 ? await load(server, scenario, key, warmupSeconds, { rate, pool }) : null;
+  const warmup = warmupSeconds > 0 ? await load(server, scenario, key, warmupSeconds, { rate, pool, shared }) : null;
   await gcWindow(server); // discards the warm-up's pauses
   const perfFile = path.join(WORK, `${RUN_ID}-${server.tag}-${scenario.name}.perf.data`);
   const perf = profile && PERF ? await startPerf(server.child.pid, perfFile) : null;
@@ -195,7 +202,7 @@ async function measureOver(server, scenario, key, { profile, quiet, rate, pool }
   // keep DURATION, which bounds the bench's time (the ledger reads shares of the run).
   const seconds = rate > 0 && !profile ? (scenario.fixedSeconds ?? DURATION) : DURATION;
   // The warm-up's windows are not reported, so only the measured run is probed (BENCH_SCHED).
-  const r = await load(server, scenario, key, seconds, { rate, pool, sched: SCHED });
+  const r = await load(server, scenario, key, seconds, { rate, pool, sched: SCHED, shared });
   r.rate = rate;
   r.seconds = seconds;
   if (perf) await perf.stop();

@@ -74,7 +74,9 @@ export function mainTable(rows) {
  */
 export function fixedTable(rows) {
   const candidate = rows.some((r) => r.server === 'candidate');
+  // Servers run at once (BENCH_TOGETHER) share PostgreSQL and Redis: no total of their own.
   const total = (r) =>
+    r.runs?.some((run) => run.together) ||
     [r.cpuUsPerReq, r.pgCpuUsPerReq, r.redisCpuUsPerReq].every((x) => x === null || x === undefined)
       ? null
       : (r.cpuUsPerReq ?? 0) + (r.pgCpuUsPerReq ?? 0) + (r.redisCpuUsPerReq ?? 0);

@@ -43,6 +43,12 @@
 //                       service's capacity in the scenario's capacity runs)
 //   BENCH_CAPACITY=0    skip the capacity phase (needs BENCH_RATE): comparing two builds' CPU µs/req
 //   BENCH_FIXED=0       skip the fixed-rate phase
+//   BENCH_PASSES        the fixed-rate phase's passes over the servers, each in the reverse order
+//                       of the one before (2)
+//   BENCH_TOGETHER=1    at the fixed rate, every server of a pass runs at the same time, each
+//                       offered BENCH_RATE, and each pass logs each server's CPU per request over
+//                       the service's: the servers meet the same moments of the machine (PostgreSQL's
+//                       and Redis's columns blank; pick a rate the machine carries for all at once)
 //   BENCH_PG_URL        a PostgreSQL database to connect to for CREATE/DROP DATABASE
 //                       (postgresql://postgres@127.0.0.1:5432/postgres)
 //   BENCH_REDIS_URL     Redis for the service's rate limits (redis://127.0.0.1:6379)
@@ -157,6 +163,7 @@ import {
   NODE_BIN,
   NODE_VERSION,
   ORDER,
+  PASSES,
   PERF,
   PERF_DIR,
   RATE,
@@ -170,6 +177,7 @@ import {
   SERVICE_MALLOC_ARENA_MAX,
   SERVICE_NODE_OPTIONS,
   SOAK,
+  TOGETHER,
   TRACE_GC,
   WARMUP,
   FIRST_WARMUP,
@@ -351,7 +359,7 @@ async function main() {
     ...(capacity(rs).length ? ['Capacity (every server as fast as it answers):', '', mainTable(capacity(rs)), ''] : []),
     ...(fixed(rs).length
       ? [
-          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; evenly spaced over up to ${CONNECTIONS} connections, latency from each request's due time; CPU µs/req from /proc, with the kernel's part (its system time: the server's reads and writes) beside it, PostgreSQL's summed over its processes):`,
+          `At a fixed rate (${RATE ? `BENCH_RATE` : "half the service's capacity in the scenario's capacity runs"}; evenly spaced over up to ${CONNECTIONS} connections, latency from each request's due time; CPU µs/req from /proc, with the kernel's part (its system time: the server's reads and writes) beside it, PostgreSQL's summed over its processes${TOGETHER ? `; BENCH_TOGETHER: in each of the ${PASSES} passes the servers ran at the same time, each at the rate, so PostgreSQL's and Redis's figures are blank` : PASSES !== 2 ? `; each server's mean over ${PASSES} passes` : ''}):`,
           '',
           fixedTable(fixed(rs)),
           '',
@@ -376,6 +384,8 @@ async function main() {
       runsPerServer: 2,
       phases: [...(CAPACITY ? ['capacity'] : []), ...(FIXED ? ['fixed'] : [])],
       fixedRate: RATE || 'half the service capacity',
+      fixedPasses: PASSES,
+      fixedTogether: TOGETHER,
       profiles: PROFILES,
       serviceNodeOptions: SERVICE_NODE_OPTIONS || null,
       serviceMallocArenaMax: SERVICE_MALLOC_ARENA_MAX || null,

@@ -43,6 +43,20 @@ export const CONNECTIONS = num('BENCH_CONNECTIONS', 64);
 export const RATE = num('BENCH_RATE', 0);
 export const CAPACITY = process.env.BENCH_CAPACITY !== '0';
 export const FIXED = process.env.BENCH_FIXED !== '0';
+/**
+ * The fixed-rate phase's passes over the servers: each pass runs every server once, in the
+ * order of the pass before reversed (so drift favours none).
+ */
+export const PASSES = Math.round(num('BENCH_PASSES', 2));
+/**
+ * BENCH_TOGETHER=1: in each pass of the fixed-rate phase every server runs at the same time, each
+ * offered the rate, so that all of them meet the same moments of the machine (another program,
+ * a slow spell of the host) and their CPU per request compares within a pass. PostgreSQL's and
+ * Redis's CPU, Redis's scripts and the connections opened then belong to all of them: those
+ * figures are left blank. The machine must carry every server's load at once.
+ */
+export const TOGETHER = process.env.BENCH_TOGETHER === '1';
+if (TOGETHER && !FIXED) throw new Error('BENCH_TOGETHER=1 applies to the fixed-rate phase, which BENCH_FIXED=0 skips');
 if (!CAPACITY && !RATE) throw new Error('BENCH_CAPACITY=0 needs BENCH_RATE (the fixed rate to run at)');
 if (!CAPACITY && !FIXED) throw new Error('BENCH_CAPACITY=0 and BENCH_FIXED=0 leave nothing to run');
 /**
