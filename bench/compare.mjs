@@ -56,8 +56,8 @@ async function alternate(servers, names, scenario, key, { rate, settle, passes =
       const runs = await Promise.all(
         order.map((name) => measure(servers[name], scenario, key, { rate, shared: true })),
       );
-      if (settle) await settle();
-      order.forEach((name, i) => per[name].push({ pass, together: true, ...runs[i] }));
+      const settled = settle ? { settleMs: await settle() } : {};
+      order.forEach((name, i) => per[name].push({ pass, together: true, ...runs[i], ...settled }));
       log(`${scenario.name} pass ${pass}, the servers at once: ${passRatios(order, runs)}`);
       continue;
     }
