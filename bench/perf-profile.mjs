@@ -20,7 +20,7 @@
 // recording made with PERF_RECORD_ARGS of a process started with perfNodeFlags (given the jitdump's
 // directory, the jitted-*.so files `perf inject` writes there are removed after).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -65,16 +65,24 @@ export function perfUnavailable() {
   return null;
 }
 
-/** Starts `perf record` on a process; resolves once it writes its file. stop() ends it (SIGINT) and waits for it. */
+/**
+ * Starts `perf record` on a process; resolves once its events are enabled, which is after it has
+ * written its file and read the process's mappings. perf starts with its events off (`-D -1`) and
+ * turns them on when told on its control descriptor, answering "ack" on the other, so nothing the
+ * process does after this resolves is missed. stop() ends it (SIGINT) and waits for it.
+ */
 export async function startPerf(pid, file) {
   rmSync(file, { force: true });
-  const child = spawn('perf', [...PERF_RECORD_ARGS, '-p', String(pid), '-o', file], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawn('perf', [...PERF_RECORD_ARGS, '-D', '-1', '--control', 'fd:3,4', '-p', String(pid), '-o', file], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
+  let acked = '';
+  child.stdio[4].on('data', (d) => (acked += d));
   const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? signal)));
-  await waitFor(() => child.exitCode !== null || (existsSync(file) && statSync(file).size > 0), {
+  child.stdio[3].write('enable\n');
+  await waitFor(() => child.exitCode !== null || acked.startsWith('ack'), {
     what: `perf record of pid ${pid} to start`,
   });
   if (child.exitCode !== null) throw new Error(`perf record exited ${child.exitCode}: ${stderr.trim()}`);
