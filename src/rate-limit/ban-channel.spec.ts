@@ -26,7 +26,9 @@ describeWithRedis('BanChannel against Redis', () => {
     channel = new BanChannel({
       target: { kind: 'single', url: REDIS_URL },
       name,
-      connectTimeoutMs: 2_000,
+      // start() waits this long at most for the first heartbeat to come back: long enough for a
+      // loaded machine (CI's suites run beside an image build), so that it resolves on the heartbeat.
+      connectTimeoutMs: 10_000,
       publish: async (to, message) => (publishing ? admin.publish(to, message) : 0),
       onBan: (subject) => bans.push(subject),
     });
